@@ -1,0 +1,61 @@
+//===- FuseBase.td - The fuse dialect and its type constraints -*- tablegen -*-===//
+//
+// The dialect definition and the tensor type constraints every op uses. Ops
+// live in FuseOps.td, attributes in FuseAttrs.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_BASE_TD
+#define FUSE_BASE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Fuse_Dialect : Dialect {
+  let name = "fuse";
+  let cppNamespace = "::mlir::fuse";
+  let summary = "Tensor-level transformer graphs for the Fuse compiler";
+  let description = [{
+    The `fuse` dialect holds transformer training and inference graphs as
+    exported from PyTorch: value-semantic operations on ranked tensors with
+    static shapes, with the element types `f32`, `f16`, `bf16`, `i64`, `i32`
+    and `i1`. It covers what graphs contain after PyTorch's core ATen
+    decompositions (elementwise math, shape manipulation, reductions,
+    matmul), a few composite ops that a hand-written kernel does better than
+    a generic fusion (softmax, normalisation, attention, cross entropy), and
+    `fuse.fusion`, the region op whose body becomes one GPU kernel.
+
+    Graphs are `func.func` operations in a module. Broadcasting is always
+    explicit (`fuse.broadcast_in_dim`): elementwise ops take operands of one
+    shape. Function arguments may carry the PyTorch name of the parameter or
+    input they stand for:
+
+    ```mlir
+    func.func @step(%w: tensor<768x768xf32> {fuse.name = "h.0.attn.c_proj.weight"})
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Argument attribute holding the PyTorch name of a graph input.
+    static constexpr ::llvm::StringLiteral kArgNameAttr = "fuse.name";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints. Static shapes only: every buffer is planned ahead of time.
+//===----------------------------------------------------------------------===//
+
+def Fuse_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I64, I32, I1]>;
+def Fuse_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, I64, I32]>;
+def Fuse_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+def Fuse_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
+def Fuse_BoolTensor : StaticShapeTensorOf<[I1]>;
+// Philox seeds and offsets are 0-d i64 tensors so a step can be replayed with
+// new random numbers without recompiling.
+def Fuse_RngScalar : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
+
+class Fuse_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Fuse_Dialect, mnemonic, traits>;
+
+#endif // FUSE_BASE_TD
