@@ -1,0 +1,3 @@
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = fuse.add %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
