@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fuse;
 using namespace mlir::fuse::detail;
@@ -137,9 +139,9 @@ static LogicalResult verifyNormOperands(std::optional<Location> location,
     return emitInferError<OpTy>(location, "axis ", axis,
                                 " is out of range for input rank ",
                                 inputType.getRank());
-  if (!(epsilon >= 0.0))
-    return emitInferError<OpTy>(location, "epsilon must be >= 0, got ",
-                                epsilon);
+  if (!(epsilon >= 0.0) || std::isinf(epsilon))
+    return emitInferError<OpTy>(location,
+                                "epsilon must be finite and >= 0, got ", epsilon);
   ArrayRef<int64_t> normalized = inputType.getShape().drop_front(axis);
   for (auto [name, value] : affine) {
     if (!value)
@@ -269,13 +271,19 @@ inferAttentionTypes(MLIRContext *context, std::optional<Location> location,
   }
 
   double scale = adaptor.getScale().convertToDouble();
-  if (!(scale > 0.0))
-    return emitInferError<OpTy>(location, "scale must be > 0, got ", scale);
+  if (!(scale > 0.0) || std::isinf(scale))
+    return emitInferError<OpTy>(location, "scale must be finite and > 0, got ",
+                                scale);
   double dropout = adaptor.getDropoutP().convertToDouble();
   if (!(dropout >= 0.0 && dropout < 1.0))
     return emitInferError<OpTy>(location, "dropout_p must be in [0, 1), got ",
                                 dropout);
-  bool hasRng = adaptor.getSeed() != nullptr;
+  bool hasSeed = adaptor.getSeed() != nullptr;
+  bool hasOffset = adaptor.getOffset() != nullptr;
+  if (hasSeed != hasOffset)
+    return emitInferError<OpTy>(location,
+                                "rng needs both a seed and an offset");
+  bool hasRng = hasSeed;
   if (dropout > 0.0 && !hasRng)
     return emitInferError<OpTy>(location, "dropout_p = ", dropout,
                                 " needs rng(%seed, %offset)");

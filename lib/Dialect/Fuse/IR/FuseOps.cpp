@@ -102,6 +102,9 @@ LogicalResult RandomOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult FusionOp::verifyRegions() {
+  // One fusion is one kernel: a fusion inside another has no meaning.
+  if ((*this)->getParentOfType<FusionOp>())
+    return emitOpError() << "cannot be nested in another 'fuse.fusion'";
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError() << "body has " << body.getNumArguments()

@@ -30,14 +30,22 @@ def Fuse_Dialect : Dialect {
     input they stand for:
 
     ```mlir
-    func.func @step(%w: tensor<768x768xf32> {fuse.name = "h.0.attn.c_proj.weight"})
+    func.func @step(%w: tensor<768x768xf32> {fuse.name = "h.0.attn.c_proj.weight"},
+                    %ids: tensor<8x1024xi64> {fuse.name = "input_ids", fuse.index_bound = 50257 : i64})
     ```
+
+    `fuse.index_bound = N` on an integer argument says its values lie in
+    `[0, N)` (token ids, labels): tools that make random inputs use it.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Argument attribute holding the PyTorch name of a graph input.
     static constexpr ::llvm::StringLiteral kArgNameAttr = "fuse.name";
+    /// Argument attribute: an integer argument's values lie in [0, bound).
+    static constexpr ::llvm::StringLiteral kIndexBoundAttr = "fuse.index_bound";
   }];
 }
 

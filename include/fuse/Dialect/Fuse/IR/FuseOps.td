@@ -208,14 +208,19 @@ def Fuse_IotaOp : Fuse_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Fuse_RandomOp : Fuse_Op<"random", []> {
+def Fuse_RandomOp : Fuse_Op<"random", [Pure]> {
   let summary = "Philox random numbers (uniform, normal, bernoulli)";
   let description = [{
     Draws a tensor of random numbers with the Philox 4x32-10 counter-based
     generator keyed by `seed`, starting at counter `offset` (both 0-d `i64`
     tensors, as PyTorch's CUDA generator state). The same seed, offset and
     shape always give the same bits, on the CPU reference interpreter and on
-    the GPU, which lets recomputation replay dropout masks exactly.
+    the GPU, which lets recomputation replay dropout masks exactly; the op
+    is therefore pure, and two identical random ops are one value. Element
+    `i` (row-major) uses Philox counter `offset + i / 4` (`offset + i / 2`
+    for `normal`): a random op of N elements uses `ceil(N / 4)` counters
+    (`ceil(N / 2)` for `normal`), so the next one should start after them
+    (kernels/philox.cuh documents the layout).
 
     - `uniform`: floats in [0, 1);
     - `normal`: standard normal floats;
