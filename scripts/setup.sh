@@ -15,7 +15,7 @@ build_dir=${FUSE_BUILD_DIR:-"$repo_root/build"}
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libgtest-dev
+  libgtest-dev libzip-dev
 )
 
 missing=()

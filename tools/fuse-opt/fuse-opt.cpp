@@ -8,6 +8,7 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "TestPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +18,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::fuse::registerFusePasses();
+  mlir::fuse::test::registerTestPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::fuse::FuseDialect, mlir::func::FuncDialect>();

@@ -1,0 +1,48 @@
+//===- Interpreter.h - CPU reference evaluator for fuse graphs --*- C++ -*-===//
+//
+// Executes a `fuse` function on the CPU, one op at a time, in every supported
+// dtype. It is the ground truth that passes and GPU kernels are checked
+// against, so it favours clarity over speed and pins down numerics:
+//
+// - f16 and bf16 values are rounded to nearest even every time one is stored
+//   (after every op); elementwise math on them runs in f32.
+// - matmul, reductions, norms, softmax, attention and cross entropy
+//   accumulate in f32 (integer reductions in i64).
+// - fuse.random uses kernels/philox.cuh, the same code the GPU kernels
+//   compile, so random ops give identical bits on both.
+// - Attention dropout drops score (b, h, i, j) of the [B, Hq, Tq, Tk] score
+//   tensor, linear index n, iff philox uniform(seed, offset, n) < dropout_p,
+//   and scales the kept ones by 1 / (1 - dropout_p).
+//
+// Runtime errors that the verifier cannot see (an index out of range, an
+// integer division by zero) are reported as diagnostics at the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_INTERPRETER_INTERPRETER_H
+#define FUSE_INTERPRETER_INTERPRETER_H
+
+#include "fuse/Support/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <vector>
+
+namespace mlir::fuse {
+
+/// The dtype of a fuse tensor type; failure for other types.
+FailureOr<::fuse::DType> getDType(Type elementType);
+
+/// A zero-filled host tensor of `type` (a static ranked tensor of a fuse
+/// element type).
+FailureOr<::fuse::HostTensor> makeHostTensor(Type type);
+
+/// Evaluates `func` with one input per argument, in order. Returns the values
+/// of its `func.return`, or failure after emitting a diagnostic.
+FailureOr<std::vector<::fuse::HostTensor>>
+interpret(func::FuncOp func, ArrayRef<::fuse::HostTensor> inputs);
+
+} // namespace mlir::fuse
+
+#endif // FUSE_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,138 @@
+//===- Interpreter.cpp - CPU reference evaluator for fuse graphs ----------===//
+
+#include "fuse/Interpreter/Interpreter.h"
+
+#include "Evaluators.h"
+
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using namespace mlir::fuse::interp;
+
+FailureOr<DType> mlir::fuse::getDType(Type elementType) {
+  if (elementType.isF32()) return DType::F32;
+  if (elementType.isF16()) return DType::F16;
+  if (elementType.isBF16()) return DType::BF16;
+  if (elementType.isInteger(64)) return DType::I64;
+  if (elementType.isInteger(32)) return DType::I32;
+  if (elementType.isInteger(1)) return DType::I1;
+  return failure();
+}
+
+FailureOr<HostTensor> mlir::fuse::makeHostTensor(Type type) {
+  auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensorType || !tensorType.hasStaticShape())
+    return failure();
+  FailureOr<DType> dtype = getDType(tensorType.getElementType());
+  if (failed(dtype))
+    return failure();
+  return HostTensor(*dtype, std::vector<int64_t>(tensorType.getShape().begin(),
+                                                 tensorType.getShape().end()));
+}
+
+namespace {
+
+/// Evaluates blocks op by op, keeping every live value in a map.
+class Evaluator {
+public:
+  /// Runs `block` with its arguments bound to `arguments`; returns the
+  /// operands of its terminator.
+  FailureOr<std::vector<HostTensor>> runBlock(Block &block,
+                                              ArrayRef<HostTensor> arguments);
+
+private:
+  LogicalResult runOp(Operation &op);
+
+  llvm::DenseMap<Value, HostTensor> values;
+};
+
+FailureOr<std::vector<HostTensor>>
+Evaluator::runBlock(Block &block, ArrayRef<HostTensor> arguments) {
+  for (auto [argument, tensor] : llvm::zip(block.getArguments(), arguments))
+    values[argument] = tensor;
+  for (Operation &op : block.without_terminator())
+    if (failed(runOp(op)))
+      return failure();
+  std::vector<HostTensor> returned;
+  for (Value value : block.getTerminator()->getOperands())
+    returned.push_back(values.at(value));
+  return returned;
+}
+
+LogicalResult Evaluator::runOp(Operation &op) {
+  SmallVector<const HostTensor *> operands;
+  for (Value operand : op.getOperands())
+    operands.push_back(&values.at(operand));
+
+  std::vector<HostTensor> results;
+  for (Type type : op.getResultTypes()) {
+    FailureOr<HostTensor> tensor = makeHostTensor(type);
+    if (failed(tensor))
+      return op.emitError() << "the reference interpreter cannot hold a value "
+                               "of type "
+                            << type;
+    results.push_back(std::move(*tensor));
+  }
+
+  if (auto fusion = llvm::dyn_cast<FusionOp>(op)) {
+    std::vector<HostTensor> inputs;
+    for (const HostTensor *operand : operands)
+      inputs.push_back(*operand);
+    Evaluator body;
+    FailureOr<std::vector<HostTensor>> yielded =
+        body.runBlock(fusion.getBody().front(), inputs);
+    if (failed(yielded))
+      return failure();
+    results = std::move(*yielded);
+  } else {
+    using EvalFn = EvalResult (*)(Operation *, Operands, Results);
+    static constexpr EvalFn evaluators[] = {
+        evalElementwise, evalGenerator,     evalShape,       evalContraction,
+        evalNormalization, evalAttention, evalCrossEntropy};
+    EvalResult handled;
+    for (EvalFn evaluate : evaluators)
+      if ((handled = evaluate(&op, operands, results)))
+        break;
+    if (!handled)
+      return op.emitError() << "the reference interpreter does not support '"
+                            << op.getName() << "'";
+    if (failed(*handled))
+      return failure();
+  }
+
+  for (auto [result, tensor] : llvm::zip(op.getResults(), results))
+    values[result] = std::move(tensor);
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::vector<HostTensor>>
+mlir::fuse::interpret(func::FuncOp func, ArrayRef<HostTensor> inputs) {
+  if (func.isExternal())
+    return func.emitError() << "cannot interpret a function without a body";
+  Block &entry = func.getBody().front();
+  if (inputs.size() != entry.getNumArguments())
+    return func.emitError() << "expects " << entry.getNumArguments()
+                            << " inputs, got " << inputs.size();
+  for (auto [index, argument, input] :
+       llvm::enumerate(entry.getArguments(), inputs)) {
+    FailureOr<HostTensor> expected = makeHostTensor(argument.getType());
+    if (failed(expected))
+      return func.emitError() << "argument #" << index << " has type "
+                              << argument.getType()
+                              << ", which the interpreter cannot hold";
+    if (expected->shape() != input.shape() ||
+        expected->dtype() != input.dtype())
+      return func.emitError() << "argument #" << index << " is "
+                              << expected->typeString() << " but the input is "
+                              << input.typeString();
+  }
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "the interpreter runs single-block functions";
+  Evaluator evaluator;
+  return evaluator.runBlock(entry, inputs);
+}

@@ -1,0 +1,89 @@
+//===- CheckPipeline.cpp - Does a pass pipeline keep a graph's meaning? ---===//
+
+#include "RunSupport.h"
+
+#include "fuse/Interpreter/Interpreter.h"
+#include "fuse/Support/Comparison.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::DType;
+using ::fuse::HostTensor;
+
+/// Every float dtype that a value of `func` has: the least precise decides
+/// how close two runs can be.
+static void collectFloatDTypes(func::FuncOp func, std::vector<DType> &dtypes) {
+  auto add = [&](Type type) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return;
+    FailureOr<DType> dtype = getDType(tensor.getElementType());
+    if (succeeded(dtype) && ::fuse::isFloat(*dtype))
+      dtypes.push_back(*dtype);
+  };
+  for (Type type : func.getArgumentTypes())
+    add(type);
+  func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      add(type);
+  });
+}
+
+LogicalResult mlir::fuse::checkAgainstPipeline(
+    MLIRContext &context, ModuleOp module, func::FuncOp func,
+    const std::string &pipeline, const std::vector<HostTensor> &inputs,
+    const std::vector<HostTensor> &reference) {
+  OwningOpRef<ModuleOp> transformed = module.clone();
+  PassManager passManager(&context);
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (failed(parsePassPipeline(pipeline, passManager, errorStream)))
+    return reportError("bad --check-pipeline '" + pipeline +
+                       "': " + parseErrors);
+  if (failed(passManager.run(*transformed)))
+    return reportError("the pipeline '" + pipeline + "' failed on the graph");
+
+  auto after = transformed->lookupSymbol<func::FuncOp>(func.getSymName());
+  if (!after)
+    return reportError("the pipeline '" + pipeline + "' removed @" +
+                       func.getSymName().str());
+  if (after.getFunctionType() != func.getFunctionType())
+    return reportError("the pipeline '" + pipeline + "' changed the signature of @" +
+                       func.getSymName().str());
+  FailureOr<std::vector<HostTensor>> outputs = interpret(after, inputs);
+  if (failed(outputs))
+    return failure();
+
+  std::vector<DType> dtypes;
+  collectFloatDTypes(func, dtypes);
+  collectFloatDTypes(after, dtypes);
+  double tolerance = ::fuse::toleranceFor(dtypes);
+
+  llvm::outs() << "check-pipeline '" << pipeline << "': tolerance "
+               << llvm::format("%.0e", tolerance)
+               << " (relative, from the dtypes of both graphs)\n";
+  int failures = 0;
+  for (auto [index, actual, expected] : llvm::enumerate(*outputs, reference)) {
+    ::fuse::ComparisonResult result =
+        ::fuse::compareTensors(actual, expected, tolerance);
+    llvm::outs() << "  " << llvm::left_justify(outputName(index), 8) << " "
+                 << llvm::left_justify(expected.typeString(), 20)
+                 << " max_abs_error " << llvm::format("%.3e", result.maxAbsError)
+                 << "  rel_error " << llvm::format("%.3e", result.relativeError)
+                 << "  " << (result.passed ? "PASS" : "FAIL");
+    if (!result.passed) {
+      llvm::outs() << " (" << result.reason << ")";
+      ++failures;
+    }
+    llvm::outs() << "\n";
+  }
+  llvm::outs() << "check-pipeline: " << (failures ? "FAIL" : "PASS") << " ("
+               << reference.size() - failures << " of " << reference.size()
+               << " outputs match)\n";
+  return failure(failures != 0);
+}

@@ -1,0 +1,205 @@
+//===- RunSupport.cpp - Loading graphs and inputs, reporting results ------===//
+
+#include "RunSupport.h"
+
+#include "fuse/Interpreter/Interpreter.h"
+#include "fuse/Support/Npy.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::HostTensor;
+
+LogicalResult mlir::fuse::reportError(const std::string &message) {
+  llvm::errs() << "fuse-run: error: " << message << "\n";
+  return failure();
+}
+
+OwningOpRef<ModuleOp> mlir::fuse::loadGraph(MLIRContext &context,
+                                            llvm::SourceMgr &sourceMgr,
+                                            const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (std::error_code error = buffer.getError()) {
+    (void)reportError("cannot open graph '" + path + "': " + error.message());
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  // Parsing verifies the module; errors are printed as diagnostics.
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+FailureOr<func::FuncOp> mlir::fuse::selectEntry(ModuleOp module,
+                                                const std::string &entry,
+                                                const std::string &path) {
+  SmallVector<func::FuncOp> functions;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  std::string names;
+  for (func::FuncOp func : functions)
+    names += (names.empty() ? "@" : ", @") + func.getSymName().str();
+  if (!entry.empty()) {
+    for (func::FuncOp func : functions)
+      if (func.getSymName() == entry)
+        return func;
+    (void)reportError("no function @" + entry + " in '" + path +
+                      "' (it has: " + (names.empty() ? "none" : names) + ")");
+    return failure();
+  }
+  if (functions.size() != 1) {
+    (void)reportError("'" + path + "' has " + std::to_string(functions.size()) +
+                      " functions" + (names.empty() ? "" : " (" + names + ")") +
+                      ": choose one with --entry");
+    return failure();
+  }
+  return functions.front();
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::fuse::loadInputs(const std::string &path,
+                       const std::vector<ArgumentInfo> &arguments) {
+  ::fuse::NamedTensors arrays;
+  std::string error;
+  if (!::fuse::readNpz(path, arrays, error)) {
+    (void)reportError(error);
+    return failure();
+  }
+  std::string available, expected;
+  for (auto &[name, tensor] : arrays)
+    available += (available.empty() ? "" : ", ") + name;
+  for (const ArgumentInfo &argument : arguments)
+    expected += (expected.empty() ? "" : ", ") + argument.name;
+
+  for (auto &[name, tensor] : arrays) {
+    bool known = llvm::any_of(arguments, [&](const ArgumentInfo &argument) {
+      return argument.name == name;
+    });
+    if (!known) {
+      (void)reportError("'" + path + "' has an array '" + name +
+                        "' that matches no argument (arguments: " + expected +
+                        ")");
+      return failure();
+    }
+  }
+  std::vector<HostTensor> inputs;
+  for (auto [index, argument] : llvm::enumerate(arguments)) {
+    auto found = llvm::find_if(arrays, [&](auto &array) {
+      return array.first == argument.name;
+    });
+    if (found == arrays.end()) {
+      (void)reportError("input '" + argument.name + "' (argument #" +
+                        std::to_string(index) + ") is missing from '" + path +
+                        "' (it has: " + (available.empty() ? "nothing" : available) +
+                        ")");
+      return failure();
+    }
+    HostTensor expectedTensor = *makeHostTensor(argument.type);
+    if (found->second.shape() != expectedTensor.shape() ||
+        found->second.dtype() != expectedTensor.dtype()) {
+      (void)reportError("input '" + argument.name + "' (argument #" +
+                        std::to_string(index) + ") must be " +
+                        expectedTensor.typeString() + " but '" + path +
+                        "' holds " + found->second.typeString());
+      return failure();
+    }
+    inputs.push_back(found->second);
+  }
+  return inputs;
+}
+
+LogicalResult mlir::fuse::checkNoNan(const std::vector<HostTensor> &inputs,
+                                     const std::vector<ArgumentInfo> &arguments) {
+  for (auto [tensor, argument] : llvm::zip(inputs, arguments)) {
+    if (!tensor.isFloat())
+      continue;
+    int64_t count = 0, first = -1;
+    for (int64_t i = 0, e = tensor.numElements(); i < e; ++i)
+      if (std::isnan(tensor.floats()[i]) && count++ == 0)
+        first = i;
+    if (count == 0)
+      continue;
+    std::string where;
+    int64_t linear = first;
+    for (int64_t dim = tensor.rank() - 1; dim >= 0; --dim) {
+      where = std::to_string(linear % tensor.shape()[dim]) +
+              (where.empty() ? "" : ", ") + where;
+      linear /= tensor.shape()[dim];
+    }
+    return reportError("input '" + argument.name + "' holds " +
+                       std::to_string(count) + " NaN value(s), the first at [" +
+                       where + "]; pass --allow-nan to run anyway");
+  }
+  return success();
+}
+
+LogicalResult mlir::fuse::saveOutputs(const std::string &path,
+                                      const std::vector<HostTensor> &outputs) {
+  ::fuse::NamedTensors arrays;
+  for (auto [index, tensor] : llvm::enumerate(outputs))
+    arrays.emplace_back(outputName(index), tensor);
+  std::string error;
+  if (!::fuse::writeNpz(path, arrays, error))
+    return reportError(error);
+  return success();
+}
+
+/// "min -1.2 max 3.4 mean 0.01" for floats, "min 0 max 9" for integers.
+static std::string statistics(const HostTensor &tensor) {
+  if (tensor.numElements() == 0)
+    return "empty";
+  double min = INFINITY, max = -INFINITY, sum = 0;
+  int64_t nans = 0;
+  for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
+    double value = tensor.get(i);
+    if (std::isnan(value)) {
+      ++nans;
+      continue;
+    }
+    min = std::min(min, value);
+    max = std::max(max, value);
+    sum += value;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "min " << llvm::format("%.4g", min) << "  max "
+     << llvm::format("%.4g", max);
+  if (tensor.isFloat())
+    os << "  mean "
+       << llvm::format("%.4g", sum / std::max<int64_t>(1, tensor.numElements() - nans));
+  if (nans)
+    os << "  NaN " << nans;
+  return text;
+}
+
+void mlir::fuse::printSummary(llvm::raw_ostream &os, func::FuncOp func,
+                              const std::vector<ArgumentInfo> &arguments,
+                              const std::vector<HostTensor> &inputs,
+                              bool randomInputs, uint64_t seed,
+                              const std::vector<HostTensor> &outputs,
+                              double milliseconds) {
+  os << "fuse-run: @" << func.getSymName() << " on cpu (reference interpreter)\n";
+  for (auto [argument, tensor] : llvm::zip(arguments, inputs)) {
+    os << "  input   " << llvm::left_justify(argument.name, 24) << " "
+       << llvm::left_justify(tensor.typeString(), 20);
+    if (randomInputs && tensor.isFloat())
+      os << " random normal (seed " << seed << ")";
+    else if (randomInputs && argument.indexBound)
+      os << " random in [0, " << *argument.indexBound << ") from "
+         << argument.boundSource;
+    else if (randomInputs)
+      os << " random bits (seed " << seed << ")";
+    os << "\n";
+  }
+  for (auto [index, tensor] : llvm::enumerate(outputs))
+    os << "  output  " << llvm::left_justify(outputName(index), 24) << " "
+       << llvm::left_justify(tensor.typeString(), 20) << " "
+       << statistics(tensor) << "\n";
+  os << "  time    " << llvm::format("%.3f", milliseconds) << " ms\n";
+}

@@ -1,0 +1,64 @@
+//===- RunSupport.h - The steps of fuse-run ---------------------*- C++ -*-===//
+
+#ifndef FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
+#define FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
+
+#include "fuse/Interpreter/Inputs.h"
+#include "fuse/Support/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::fuse {
+
+/// Prints "fuse-run: error: MESSAGE" to stderr; always fails.
+LogicalResult reportError(const std::string &message);
+
+/// Parses and verifies the graph (diagnostics go through `sourceMgr`).
+OwningOpRef<ModuleOp> loadGraph(MLIRContext &context,
+                                llvm::SourceMgr &sourceMgr,
+                                const std::string &path);
+
+/// The function named `entry`, or the module's only function.
+FailureOr<func::FuncOp> selectEntry(ModuleOp module, const std::string &entry,
+                                    const std::string &path);
+
+/// Reads one array per argument from `path`, by argument name, and checks
+/// names, shapes and dtypes.
+FailureOr<std::vector<::fuse::HostTensor>>
+loadInputs(const std::string &path, const std::vector<ArgumentInfo> &arguments);
+
+/// Fails, naming the argument and the first position, if an input holds NaN.
+LogicalResult checkNoNan(const std::vector<::fuse::HostTensor> &inputs,
+                         const std::vector<ArgumentInfo> &arguments);
+
+/// Writes the outputs as out0, out1, ... to an .npz.
+LogicalResult saveOutputs(const std::string &path,
+                          const std::vector<::fuse::HostTensor> &outputs);
+
+/// The run's summary: inputs, outputs (type and a few statistics), time.
+void printSummary(llvm::raw_ostream &os, func::FuncOp func,
+                  const std::vector<ArgumentInfo> &arguments,
+                  const std::vector<::fuse::HostTensor> &inputs,
+                  bool randomInputs, uint64_t seed,
+                  const std::vector<::fuse::HostTensor> &outputs,
+                  double milliseconds);
+
+/// Runs `func` again after `pipeline` on the same inputs and compares its
+/// outputs with `reference`; prints a line per output and fails if any
+/// differs beyond the tolerance of the dtypes both graphs use.
+LogicalResult checkAgainstPipeline(MLIRContext &context, ModuleOp module,
+                                   func::FuncOp func,
+                                   const std::string &pipeline,
+                                   const std::vector<::fuse::HostTensor> &inputs,
+                                   const std::vector<::fuse::HostTensor> &reference);
+
+} // namespace mlir::fuse
+
+#endif // FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
