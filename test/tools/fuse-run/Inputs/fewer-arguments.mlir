@@ -1,0 +1,5 @@
+func.func @fewer(%x: tensor<4xf32> {fuse.name = "out0"},
+                 %ids: tensor<2xi64> {fuse.name = "out1"},
+                 %t: tensor<10x3xf32> {fuse.name = "out3"}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
