@@ -51,14 +51,33 @@ FailureOr<int64_t> countLabels(OpTy op, const HostTensor &labels,
   return counted;
 }
 
-LogicalResult forward(CrossEntropyOp op, const HostTensor &logits,
-                      const HostTensor &labels, HostTensor &loss) {
-  int64_t classes = logits.shape().back();
-  int64_t positions = labels.numElements();
-  FailureOr<int64_t> counted = countLabels(op, labels, classes);
+/// What forward and backward both start from.
+struct Rows {
+  int64_t classes, positions, counted;
+  std::vector<float> logSumExp;
+};
+
+template <typename OpTy>
+FailureOr<Rows> prepareRows(OpTy op, const HostTensor &logits,
+                            const HostTensor &labels) {
+  Rows rows;
+  rows.classes = logits.shape().back();
+  rows.positions = labels.numElements();
+  FailureOr<int64_t> counted = countLabels(op, labels, rows.classes);
   if (failed(counted))
     return failure();
-  std::vector<float> lse = logSumExp(logits, positions, classes);
+  rows.counted = *counted;
+  rows.logSumExp = logSumExp(logits, rows.positions, rows.classes);
+  return rows;
+}
+
+LogicalResult forward(CrossEntropyOp op, const HostTensor &logits,
+                      const HostTensor &labels, HostTensor &loss) {
+  FailureOr<Rows> rows = prepareRows(op, logits, labels);
+  if (failed(rows))
+    return failure();
+  int64_t classes = rows->classes, positions = rows->positions;
+  const std::vector<float> &lse = rows->logSumExp;
   float total = 0.0f;
   for (int64_t n = 0; n < positions; ++n) {
     int64_t label = labels.ints()[n];
@@ -72,25 +91,24 @@ LogicalResult forward(CrossEntropyOp op, const HostTensor &logits,
   if (op.getReduction() == LossReduction::Sum)
     loss.set(0, total);
   else if (op.getReduction() == LossReduction::Mean)
-    loss.set(0, total / static_cast<float>(*counted)); // 0/0 = NaN, as torch
+    loss.set(0, total / static_cast<float>(rows->counted)); // 0/0 = NaN, as torch
   return success();
 }
 
 LogicalResult backward(CrossEntropyBackwardOp op, const HostTensor &gradLoss,
                        const HostTensor &logits, const HostTensor &labels,
                        HostTensor &grad) {
-  int64_t classes = logits.shape().back();
-  int64_t positions = labels.numElements();
-  FailureOr<int64_t> counted = countLabels(op, labels, classes);
-  if (failed(counted))
+  FailureOr<Rows> rows = prepareRows(op, logits, labels);
+  if (failed(rows))
     return failure();
-  std::vector<float> lse = logSumExp(logits, positions, classes);
+  int64_t classes = rows->classes, positions = rows->positions;
+  const std::vector<float> &lse = rows->logSumExp;
   for (int64_t n = 0; n < positions; ++n) {
     int64_t label = labels.ints()[n];
     float g = op.getReduction() == LossReduction::None ? gradLoss.floats()[n]
                                                        : gradLoss.floats()[0];
     if (op.getReduction() == LossReduction::Mean)
-      g /= static_cast<float>(*counted);
+      g /= static_cast<float>(rows->counted);
     bool ignored = label == op.getIgnoreIndex();
     for (int64_t c = 0; c < classes; ++c) {
       float p = std::exp(logits.floats()[n * classes + c] - lse[n]);

@@ -115,21 +115,35 @@ static LogicalResult checkIndex(Operation *op, int64_t index, int64_t bound,
   return diag << "] is out of range [0, " << bound << ")";
 }
 
-static LogicalResult evalGather(GatherOp op, const HostTensor &operand,
-                                const HostTensor &indices, HostTensor &out) {
-  AxisView view = viewAround(operand.shape(), op.getDim());
+/// Walks a take along `dim` (numpy.take): calls `visit(operandIndex,
+/// takenIndex)` for every element of
+/// operand.shape[:dim] + indices.shape + operand.shape[dim+1:], the linear
+/// index of the element it reads in the operand and of its place in the
+/// taken tensor. Fails at the first index out of range.
+template <typename Visit>
+static LogicalResult forEachTaken(Operation *op, ArrayRef<int64_t> operandShape,
+                                  int64_t dim, const HostTensor &indices,
+                                  Visit visit) {
+  AxisView view = viewAround(operandShape, dim);
   int64_t count = indices.numElements();
-  for (int64_t o = 0; o < view.outer; ++o) {
+  for (int64_t o = 0; o < view.outer; ++o)
     for (int64_t k = 0; k < count; ++k) {
       int64_t index = indices.ints()[k];
       if (failed(checkIndex(op, index, view.size, k, indices)))
         return failure();
       for (int64_t n = 0; n < view.inner; ++n)
-        copyElement(operand, (o * view.size + index) * view.inner + n, out,
-                    (o * count + k) * view.inner + n);
+        visit((o * view.size + index) * view.inner + n,
+              (o * count + k) * view.inner + n);
     }
-  }
   return success();
+}
+
+static LogicalResult evalGather(GatherOp op, const HostTensor &operand,
+                                const HostTensor &indices, HostTensor &out) {
+  return forEachTaken(op, operand.shape(), op.getDim(), indices,
+                      [&](int64_t from, int64_t to) {
+                        copyElement(operand, from, out, to);
+                      });
 }
 
 /// Accumulates in f32 (i64 for integers) and rounds once at the end, like a
@@ -139,31 +153,21 @@ static LogicalResult evalScatterAdd(ScatterAddOp op, const HostTensor &dest,
                                     const HostTensor &indices,
                                     const HostTensor &updates,
                                     HostTensor &out) {
-  std::vector<double> sums(dest.numElements());
-  for (int64_t i = 0, e = dest.numElements(); i < e; ++i)
-    sums[i] = dest.get(i);
-  AxisView view = viewAround(dest.shape(), op.getDim());
-  int64_t count = indices.numElements();
-  for (int64_t o = 0; o < view.outer; ++o) {
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t index = indices.ints()[k];
-      if (failed(checkIndex(op, index, view.size, k, indices)))
-        return failure();
-      for (int64_t n = 0; n < view.inner; ++n) {
-        int64_t to = (o * view.size + index) * view.inner + n;
-        int64_t from = (o * count + k) * view.inner + n;
-        if (dest.isFloat())
-          sums[to] = static_cast<float>(sums[to]) + updates.floats()[from];
-        else
-          out.ints()[to] += updates.ints()[from];
-      }
-    }
-  }
+  std::vector<float> sums(dest.isFloat() ? dest.floats() : std::vector<float>());
+  std::vector<int64_t> intSums(dest.isFloat() ? std::vector<int64_t>() : dest.ints());
+  if (failed(forEachTaken(op, dest.shape(), op.getDim(), indices,
+                          [&](int64_t to, int64_t from) {
+                            if (dest.isFloat())
+                              sums[to] += updates.floats()[from];
+                            else
+                              intSums[to] += updates.ints()[from];
+                          })))
+    return failure();
   for (int64_t i = 0, e = dest.numElements(); i < e; ++i) {
     if (dest.isFloat())
       out.set(i, sums[i]);
     else
-      out.setInt(i, dest.ints()[i] + out.ints()[i]);
+      out.setInt(i, intSums[i]);
   }
   return success();
 }
