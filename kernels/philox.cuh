@@ -34,9 +34,11 @@
 //   normal(a, b)    = sqrt(-2 ln u1) * cos(2 pi u2),
 //                     u1 = ((a >> 8) + 1) * 2^-24 in (0, 1],
 //                     u2 = (b >> 8) * 2^-24 in [0, 1)
-//   f16/bf16 results round the f32 value to nearest-even. Caveat: uniform
-//   values within half an ulp of 1 then round to 1.0 (f16: top 2^-12 of the
-//   mass, bf16: 2^-9); consumers that need [0, 1) must handle that.
+//   uniform for a narrow result type keeps only the bits it can hold:
+//   uniformBits(x, b) = (x >> (32 - b)) * 2^-b, with b = 24 (f32), 11 (f16),
+//   8 (bf16), so the value is exact in that type and stays in [0, 1)
+//   (rounding a 24-bit draw to bf16 would give 1.0 for the top 2^-9 of the
+//   mass). normal results round the f32 value to nearest even.
 //
 // ln and cos are implemented here (portableLog, portableCos2Pi) because libm's
 // logf/cosf and CUDA's differ in the last ulp. Every multiply-add is an
@@ -277,6 +279,13 @@ FUSE_HOST_DEVICE float uniform(uint32_t x) {
   return static_cast<float>(x >> 8) * 0x1p-24f;
 }
 
+/// [0, 1) on a 2^-bits grid (1 <= bits <= 24): exact in any float type
+/// with `bits` significand bits (bf16: 8, f16: 11, f32: 24).
+FUSE_HOST_DEVICE float uniformBits(uint32_t x, int bits) {
+  return static_cast<float>(x >> (32 - bits)) *
+         (1.0f / static_cast<float>(1u << bits));
+}
+
 /// True with probability p (rounded to f32, on a 2^-24 grid): p <= 0 never,
 /// p >= 1 always.
 FUSE_HOST_DEVICE bool bernoulli(uint32_t x, float p) { return uniform(x) < p; }
@@ -293,6 +302,13 @@ FUSE_HOST_DEVICE float normal(uint32_t a, uint32_t b) {
 FUSE_HOST_DEVICE float uniformAt(uint64_t seed, uint64_t offset, uint64_t i) {
   Block b = blockAt(seed, offset + i / 4);
   return uniform(lane(b, static_cast<uint32_t>(i % 4)));
+}
+
+/// uniformAt for a result type with `bits` significand bits.
+FUSE_HOST_DEVICE float uniformBitsAt(uint64_t seed, uint64_t offset,
+                                     uint64_t i, int bits) {
+  Block b = blockAt(seed, offset + i / 4);
+  return uniformBits(lane(b, static_cast<uint32_t>(i % 4)), bits);
 }
 
 FUSE_HOST_DEVICE bool bernoulliAt(uint64_t seed, uint64_t offset, uint64_t i,

@@ -13,7 +13,7 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${FUSE_BUILD_DIR:-"$repo_root/build"}
 
 packages=(
-  cmake ninja-build g++ python3
+  cmake ninja-build g++ python3 python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev libzip-dev
 )

@@ -28,3 +28,35 @@ llvm_config.with_environment("PATH", config.fuse_tools_dir, append_path=True)
 tool_dirs = [config.fuse_tools_dir, config.llvm_tools_dir]
 tools = ["fuse-opt", "fuse-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# NumPy cross-checks of the reference interpreter (test/Interpreter) run under
+# Debian's python3, where python3-numpy installs; %python names it (it replaces
+# lit's default, the Python that runs lit). Without NumPy there, tests that
+# REQUIRE numpy are UNSUPPORTED.
+import subprocess
+
+fuse_test_python = "/usr/bin/python3"
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", fuse_test_python))
+try:
+    numpy_found = (
+        subprocess.run(
+            [fuse_test_python, "-c", "import numpy"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+        ).returncode
+        == 0
+    )
+except (OSError, subprocess.SubprocessError):
+    numpy_found = False
+if numpy_found:
+    config.available_features.add("numpy")
+else:
+    lit_config.note(
+        "NumPy is not importable by %s: tests that REQUIRE numpy are "
+        "UNSUPPORTED (apt-get install python3-numpy)" % fuse_test_python
+    )
+# FUSE_TEST_SEED reproduces the random inputs of the NumPy cross-checks.
+if "FUSE_TEST_SEED" in os.environ:
+    config.environment["FUSE_TEST_SEED"] = os.environ["FUSE_TEST_SEED"]

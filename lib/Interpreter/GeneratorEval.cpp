@@ -45,6 +45,15 @@ static void evalIota(IotaOp op, HostTensor &out) {
     out.setInt(i, unravel(i, out.shape())[dim]);
 }
 
+/// Significand bits (with the implicit one) of a float dtype.
+static int significandBits(DType dtype) {
+  switch (dtype) {
+  case DType::BF16: return 8;
+  case DType::F16: return 11;
+  default: return 24;
+  }
+}
+
 static LogicalResult evalRandom(RandomOp op, const HostTensor &seedTensor,
                                 const HostTensor &offsetTensor,
                                 HostTensor &out) {
@@ -54,7 +63,9 @@ static LogicalResult evalRandom(RandomOp op, const HostTensor &seedTensor,
     auto index = static_cast<uint64_t>(i);
     switch (op.getDistribution()) {
     case RandomDistribution::Uniform:
-      out.set(i, ::fuse::philox::uniformAt(seed, offset, index));
+      // As many random bits as the dtype holds, so no draw rounds up to 1.
+      out.set(i, ::fuse::philox::uniformBitsAt(seed, offset, index,
+                                                significandBits(out.dtype())));
       break;
     case RandomDistribution::Normal:
       out.set(i, ::fuse::philox::normalAt(seed, offset, index));

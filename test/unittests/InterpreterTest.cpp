@@ -319,6 +319,28 @@ TEST_F(InterpreterTest, RandomIsReproducibleAndMovesWithOffset) {
   }
 }
 
+TEST_F(InterpreterTest, NarrowUniformStaysBelowOne) {
+  // A 24-bit draw rounded to bf16 would reach 1.0 for 2^-9 of the mass; the
+  // draw keeps only the bits the dtype holds instead.
+  auto outputs = run(R"(
+    func.func @f(%s: tensor<i64>, %o: tensor<i64>) -> (tensor<8192xbf16>, tensor<8192xf16>) {
+      %b = fuse.random uniform, %s, %o : tensor<8192xbf16>
+      %h = fuse.random uniform, %s, %o : tensor<8192xf16>
+      return %b, %h : tensor<8192xbf16>, tensor<8192xf16>
+    })",
+                     {makeTensor(DType::I64, {}, {0}), makeTensor(DType::I64, {}, {0})});
+  ASSERT_EQ(outputs.size(), 2u);
+  for (const HostTensor &tensor : outputs) {
+    float max = 0.0f;
+    for (float value : tensor.floats()) {
+      EXPECT_GE(value, 0.0f);
+      max = std::max(max, value);
+    }
+    EXPECT_LT(max, 1.0f) << ::fuse::dtypeName(tensor.dtype());
+    EXPECT_GT(max, 0.99f) << ::fuse::dtypeName(tensor.dtype());
+  }
+}
+
 TEST_F(InterpreterTest, FusionRunsItsBody) {
   auto outputs = run(R"(
     func.func @f(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {

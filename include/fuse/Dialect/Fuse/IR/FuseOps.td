@@ -222,7 +222,8 @@ def Fuse_RandomOp : Fuse_Op<"random", [Pure]> {
     (`ceil(N / 2)` for `normal`), so the next one should start after them
     (kernels/philox.cuh documents the layout).
 
-    - `uniform`: floats in [0, 1);
+    - `uniform`: floats in [0, 1), on a grid of 2^-24 (f32), 2^-11 (f16)
+      or 2^-8 (bf16), so every value is exact in the result type;
     - `normal`: standard normal floats;
     - `bernoulli`: 1 (or `true`) with probability `p`, else 0; the result
       is a float or `i1` tensor.
