@@ -59,11 +59,11 @@ float geluTanh(float x) {
 }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
-/// Unary float ops; integer-capable ones also get an integer form.
-LogicalResult evalUnary(Operation *op, const HostTensor &in, HostTensor &out) {
-  auto unsupported = [](int64_t) -> int64_t { return 0; };
+/// Unary float ops; integer-capable ones also get an integer form. An op (or
+/// dtype) without a formula here is unsupported, never passed through.
+EvalResult evalUnary(Operation *op, const HostTensor &in, HostTensor &out) {
   FloatUnary f;
-  IntUnary g = unsupported;
+  IntUnary g;
   llvm::TypeSwitch<Operation *>(op)
       .Case<NegOp>([&](auto) {
         f = [](float x) { return -x; };
@@ -90,11 +90,13 @@ LogicalResult evalUnary(Operation *op, const HostTensor &in, HostTensor &out) {
       .Case<GeluOp>([&](GeluOp gelu) {
         f = gelu.getApproximate() == GeluApproximation::Tanh ? geluTanh : geluErf;
       });
-  applyUnary(in, out, f ? f : FloatUnary([](float x) { return x; }), g);
+  if (in.isFloat() ? !f : !g)
+    return std::nullopt;
+  applyUnary(in, out, f, g);
   return success();
 }
 
-LogicalResult evalBinary(Operation *op, const HostTensor &lhs,
+EvalResult evalBinary(Operation *op, const HostTensor &lhs,
                          const HostTensor &rhs, HostTensor &out) {
   FloatBinary f;
   IntBinary g;
@@ -124,6 +126,8 @@ LogicalResult evalBinary(Operation *op, const HostTensor &lhs,
         g = [](int64_t a, int64_t b) { return std::min(a, b); };
       })
       .Case<PowOp>([&](auto) { f = [](float a, float b) { return std::pow(a, b); }; });
+  if (lhs.isFloat() ? !f : !g)
+    return std::nullopt;
   applyBinary(lhs, rhs, out, f, g);
   if (divisionByZero)
     return op->emitError() << "integer division by zero";
