@@ -1,0 +1,391 @@
+"""Converting a torch.fx graph of ATen ops into one `fuse` dialect function.
+
+The converter walks the graph once, in order. Each node becomes
+- a Value (an SSA value of the function) when it computes on graph inputs,
+- a Const (a real torch tensor, or a lazy splat) when it depends on no input
+  at all: such nodes (position ids, causal masks, rotary tables, buffers) are
+  evaluated here with PyTorch and enter the graph as `fuse.constant`s, which
+  is how data-independent code that the dialect has no op for still exports,
+- a plain Python object (int, list, dtype, None) for non-tensor results.
+ATen ops are mapped by the handlers in `_aten_ops`. A node whose op has no
+handler does not stop the walk: every unmapped op is collected with its count
+and the source line of its first use, and one ExportError lists them all.
+"""
+
+import collections
+import operator
+import os
+import re
+
+import numpy as np
+import torch
+
+from . import _aten_ops
+from ._values import (ELEMENT_TO_TORCH, POISON as _POISON, Const, ExportError, Poison,
+                      Unsupported, element_of)
+from ._mlir_text import FunctionBuilder, TensorType, Value, dense_attr, string_literal
+
+
+_RANDOM_OPS = re.compile(r"aten\.(rand|randn|randint|bernoulli|native_dropout|normal|uniform|"
+                         r"randperm|multinomial|dropout)")
+
+
+def _flatten(obj):
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _flatten(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _flatten(item)
+    else:
+        yield obj
+
+
+def _map(obj, fn):
+    if isinstance(obj, tuple):
+        return tuple(_map(x, fn) for x in obj)
+    if isinstance(obj, list):
+        return [_map(x, fn) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _map(v, fn) for k, v in obj.items()}
+    return fn(obj)
+
+
+def source_location(node):
+    """(file, line) of the innermost frame of the node's stack trace that is
+    not inside torch itself (the model's code), or None."""
+    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
+    if not trace:
+        return None
+    frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    for path, line in reversed(frames):
+        normalized = path.replace("\\", "/")
+        if "/torch/" in normalized or normalized.startswith("<"):
+            continue
+        if "/fuse/_" in normalized:  # the exporter's own machinery
+            continue
+        return _short_path(normalized), int(line)
+    return None
+
+
+def _short_path(path):
+    marker = "/site-packages/"
+    if marker in path:
+        return path.split(marker, 1)[1]
+    marker = "/dist-packages/"
+    if marker in path:
+        return path.split(marker, 1)[1]
+    try:
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            return relative
+    except ValueError:
+        pass
+    return path
+
+
+def describe_location(node):
+    where = source_location(node)
+    return f"{where[0]}:{where[1]}" if where else "(no source location)"
+
+
+class ArgSpec:
+    """How a graph input becomes a function argument."""
+
+    def __init__(self, name, index_bound=None):
+        self.name = name
+        self.index_bound = index_bound
+
+
+class Converter:
+    def __init__(self, graph_module, func_name, arg_specs, result_names=None):
+        self.gm = graph_module
+        self.fb = FunctionBuilder(func_name)
+        self.arg_specs = list(arg_specs)
+        self.result_names = result_names
+        self.env = {}
+        self.node = None
+        self.loc = None
+        self.unmapped = collections.OrderedDict()  # target -> [count, first node]
+        self.problems = []
+        self._constants = {}
+        self._rng = None
+        self._rng_counter = 0
+        self.producers = {}  # id(Value) -> (target string, fx node), for patterns
+
+    # -- driving ----------------------------------------------------------
+    def run(self):
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(self.arg_specs):
+            raise ExportError(f"the graph has {len(placeholders)} inputs but {len(self.arg_specs)} "
+                              "argument names were given")
+        specs = iter(self.arg_specs)
+        for node in self.gm.graph.nodes:
+            self.node = node
+            self.loc = self._location(node)
+            if node.op == "placeholder":
+                self.env[node] = self._placeholder(node, next(specs))
+            elif node.op == "get_attr":
+                self.env[node] = self._get_attr(node)
+            elif node.op == "call_function":
+                self.env[node] = self._call(node)
+            elif node.op == "output":
+                self._output(node)
+            else:
+                self._problem(f"FX node kind '{node.op}' ({node.target}) is not supported; "
+                              "pass a graph of ATen ops (make_fx, AOTAutograd or torch.export)")
+                self.env[node] = _POISON
+        self._raise_if_failed()
+        return self.fb
+
+    def _raise_if_failed(self):
+        lines = []
+        if self.unmapped:
+            total = sum(count for count, _ in self.unmapped.values())
+            lines.append(f"the graph uses {len(self.unmapped)} ATen op(s) with no mapping to the "
+                         f"fuse dialect ({total} node(s)):")
+            for target, (count, node) in self.unmapped.items():
+                lines.append(f"  {target}  x{count}  first at {describe_location(node)} "
+                             f"(node {node.name})")
+        if self.problems:
+            if lines:
+                lines.append("and:")
+            lines.extend("  " + p for p in self.problems)
+        if lines:
+            raise ExportError("\n".join(lines))
+
+    def _problem(self, message, node=None):
+        node = node or self.node
+        self.problems.append(f"{message} at {describe_location(node)} (node {node.name})")
+
+    def _location(self, node):
+        where = source_location(node)
+        text = string_literal(node.name)
+        if where:
+            text += f"({string_literal(where[0])}:{where[1]}:0)"
+        return self.fb.location(text)
+
+    # -- node kinds -------------------------------------------------------
+    def _placeholder(self, node, spec):
+        meta = _meta_value(node)
+        if not isinstance(meta, torch.Tensor) and meta is not None and not hasattr(meta, "shape"):
+            self._problem(f"input '{spec.name}' is not a tensor ({type(meta).__name__}); "
+                          "only tensor inputs are supported")
+            return _POISON
+        try:
+            type_ = self.node_type(node)
+        except Unsupported as error:
+            self._problem(f"input '{spec.name}': {error}")
+            return _POISON
+        attributes = {"fuse.name": string_literal(spec.name)}
+        if spec.index_bound is not None:
+            attributes["fuse.index_bound"] = f"{int(spec.index_bound)} : i64"
+        return self.fb.add_argument(spec.name, type_, attributes)
+
+    def _get_attr(self, node):
+        obj = self.gm
+        for part in node.target.split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, torch.Tensor):
+            return Const(obj.detach())
+        return obj
+
+    def _call(self, node):
+        target = _target_name(node.target)
+        args = _map(node.args, self._lookup)
+        kwargs = _map(dict(node.kwargs), self._lookup)
+        flat = list(_flatten((args, kwargs)))
+        if any(isinstance(x, Poison) for x in flat):
+            return _POISON
+        if target in _aten_ops.REJECTED:
+            self._problem(_aten_ops.REJECTED[target])
+            return _POISON
+        if _is_in_place(target):
+            return self._in_place(node, target)
+        if not any(isinstance(x, Value) for x in flat) and not _RANDOM_OPS.match(target):
+            folded = self._fold(node, target, args, kwargs)
+            if folded is not None:
+                return folded
+        handler = _aten_ops.HANDLERS.get(target)
+        if handler is None:
+            entry = self.unmapped.setdefault(target, [0, node])
+            entry[0] += 1
+            return _POISON
+        try:
+            result = handler(self, node, *args, **kwargs)
+        except Unsupported as error:
+            self._problem(f"{target}: {error}")
+            return _POISON
+        for value in _flatten(result):
+            if isinstance(value, Value) and id(value) not in self.producers:
+                self.producers[id(value)] = (target, node)
+        return result
+
+    def _in_place(self, node, target):
+        mutated = node.args[0] if node.args else None
+        if isinstance(mutated, torch.fx.Node) and mutated.op == "placeholder":
+            spec = self.arg_specs[[n for n in self.gm.graph.nodes if n.op == "placeholder"].index(mutated)]
+            self._problem(f"{target} updates the input '{spec.name}' in place, which a fuse graph "
+                          "cannot express; return the new value as an output instead")
+        else:
+            self._problem(f"{target} is an in-place op; functionalize the graph first "
+                          "(fuse.export does this for the modules it traces)")
+        return _POISON
+
+    def _fold(self, node, target, args, kwargs):
+        """Evaluates a node that depends on no graph input; None if PyTorch
+        cannot (then a handler converts it)."""
+        creation = _aten_ops.splat_creation(self, node, target, args, kwargs)
+        if creation is not None:
+            return creation
+        to_real = lambda x: x.tensor if isinstance(x, Const) else x
+        try:
+            with torch.no_grad():
+                result = node.target(*_map(args, to_real), **_map(kwargs, to_real))
+        except Exception:
+            return None
+        return _map(result, lambda x: Const(x) if isinstance(x, torch.Tensor) else x)
+
+    def _output(self, node):
+        outputs = list(_flatten(node.args[0]))
+        names = self.result_names or [f"out{i}" for i in range(len(outputs))]
+        if len(names) != len(outputs):
+            raise ExportError(f"the graph has {len(outputs)} outputs but {len(names)} result names "
+                              "were given")
+        for index, (value, name) in enumerate(zip(outputs, names)):
+            value = self._lookup(value)
+            if isinstance(value, Poison):
+                continue
+            if value is None:
+                self._problem(f"output '{name}' is None (a parameter that gets no gradient?)")
+                continue
+            if isinstance(value, Const):
+                value = self.constant(value, value.element if value.dtype != torch.float64 else "f32")
+            if not isinstance(value, Value):
+                self._problem(f"output '{name}' is not a tensor ({type(value).__name__})")
+                continue
+            self.fb.results.append((value, {"fuse.name": string_literal(name)}))
+
+    def _lookup(self, x):
+        if isinstance(x, torch.fx.Node):
+            return self.env[x]
+        return x
+
+    # -- helpers for handlers ---------------------------------------------
+    def node_type(self, node=None, index=None):
+        """The static tensor type PyTorch recorded for a node's result."""
+        node = node or self.node
+        meta = _meta_value(node)
+        if index is not None:
+            meta = meta[index] if meta is not None else None
+        if meta is None:
+            raise Unsupported(f"node {node.name} carries no shape/dtype metadata "
+                              "(trace with make_fx, AOTAutograd or torch.export)")
+        shape = []
+        for d in meta.shape:
+            if not isinstance(d, int):
+                raise Unsupported(f"dynamic shape {tuple(meta.shape)}: fuse graphs have static "
+                                  "shapes; export with concrete sizes")
+            shape.append(d)
+        element = element_of(meta.dtype, f" (node {node.name})")
+        if element == "f64":
+            raise Unsupported("float64 tensors are not supported; use float32")
+        return TensorType(shape, element)
+
+    def emit(self, text, operands, result_types, hint=None):
+        results = self.fb.emit(text, operands, result_types, hint or self.node.name, self.loc)
+        return results[0] if len(results) == 1 else results
+
+    def constant(self, const, element, shape=None):
+        """A `fuse.constant` holding `const` (a Const) as `element`."""
+        shape = tuple(const.shape) if shape is None else tuple(shape)
+        key = (id(const), element, shape)
+        if key in self._constants:
+            return self._constants[key][1]
+        type_ = TensorType(shape, element)
+        if const.splat is not None:
+            attr = dense_attr(np.array([_python_scalar(const.splat, element)]), element)
+        else:
+            tensor = const.tensor
+            if tuple(tensor.shape) != shape:
+                tensor = tensor.broadcast_to(shape)
+            attr = dense_attr(_to_numpy(tensor, element), element)
+        value = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
+        self._constants[key] = (const, value)  # keep const alive so its id stays unique
+        return value
+
+    def splat(self, scalar, type_):
+        return self.constant(Const(splat=scalar, shape=type_.shape,
+                                   dtype=ELEMENT_TO_TORCH[type_.element]), type_.element)
+
+    def rng(self, counters):
+        """(seed, offset) operands for a random op that uses `counters` Philox
+        counters: every random op of the graph draws from its own range of
+        the `rng.offset` argument's stream."""
+        if self._rng is None:
+            scalar = TensorType((), "i64")
+            seed = self.fb.add_argument("rng_seed", scalar, {"fuse.name": '"rng.seed"'})
+            offset = self.fb.add_argument("rng_offset", scalar, {"fuse.name": '"rng.offset"'})
+            self._rng = (seed, offset)
+        seed, offset = self._rng
+        start = self._rng_counter
+        self._rng_counter += int(counters)
+        if start == 0:
+            return seed, offset
+        shift = self.splat(start, TensorType((), "i64"))
+        return seed, self.emit("fuse.add {0}, {1} : tensor<i64>", [offset, shift],
+                               [TensorType((), "i64")], hint="rng_offset")
+
+    def producer(self, value):
+        """(ATen target, fx node) that produced a Value, or (None, None)."""
+        return self.producers.get(id(value), (None, None))
+
+
+def _python_scalar(value, element):
+    if element == "i1":
+        return bool(value)
+    if element in ("i64", "i32"):
+        return int(value)
+    return float(value)
+
+
+def _to_numpy(tensor, element):
+    tensor = tensor.detach().cpu()
+    if element in ("bf16", "f32", "f16"):
+        array = tensor.to(torch.float32).numpy()
+        return array.astype(np.float16) if element == "f16" else array
+    numpy_type = {"i64": np.int64, "i32": np.int32, "i1": np.bool_}[element]
+    return tensor.numpy().astype(numpy_type)
+
+
+def _meta_value(node):
+    if "val" in node.meta:
+        return node.meta["val"]
+    if "tensor_meta" in node.meta:
+        return node.meta["tensor_meta"]
+    # torch 1.13 records no metadata on multi-output nodes; their getitem
+    # users have it.
+    items = {}
+    for user in node.users:
+        if user.target is operator.getitem and isinstance(user.args[1], int):
+            items[user.args[1]] = _meta_value(user)
+    if not items:
+        return None
+    return [items.get(i) for i in range(max(items) + 1)]
+
+
+def _target_name(target):
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return str(target) + ".default"
+    module = getattr(target, "__module__", "") or ""
+    return f"{module}.{getattr(target, '__name__', repr(target))}".lstrip(".")
+
+
+def _is_in_place(target):
+    parts = target.split(".")
+    return (len(parts) == 3 and parts[0] == "aten" and parts[1].endswith("_")
+            and not parts[1].endswith("__"))

@@ -1,0 +1,153 @@
+"""Tracing PyTorch code into graphs of ATen ops, on torch 1.13 and 2.x.
+
+Everything the exporter traces goes through `trace`: make_fx with the
+decomposition table below and stack traces recorded, so that every node knows
+the model source line it came from. The training step is traced as one
+function (forward, `torch.autograd.grad`, optionally AdamW), giving a single
+graph in which later passes see the whole step.
+"""
+
+import contextlib
+import dataclasses
+
+import torch
+from torch.fx.experimental import proxy_tensor
+from torch.fx.experimental.proxy_tensor import make_fx
+
+aten = torch.ops.aten
+
+TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
+
+
+def _ops(*names):
+    """The ATen overload packets among `names` that this torch has."""
+    return [getattr(aten, n) for n in names if hasattr(aten, n)]
+
+
+# Ops the fuse dialect has whole (or that the converter maps by a pattern):
+# PyTorch's decompositions must leave them alone.
+KEPT_WHOLE = _ops(
+    "native_layer_norm", "layer_norm", "_softmax", "softmax", "_log_softmax", "log_softmax",
+    "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "gelu", "silu",
+    "sigmoid", "tanh", "relu", "embedding", "embedding_dense_backward", "addmm", "mm", "bmm",
+    "rsqrt", "rms_norm", "native_dropout", "native_dropout_backward",
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward")
+
+# On torch 1.13, which has no core ATen decomposition set, the composites that
+# appear in transformer graphs and their backward.
+_DECOMPOSED_ON_TORCH_1 = _ops(
+    "native_layer_norm_backward", "_softmax_backward_data", "gelu_backward", "silu_backward",
+    "tanh_backward", "sigmoid_backward", "threshold_backward", "var_mean", "var", "std",
+    "addcmul", "addcdiv", "lerp", "t", "transpose", "hardtanh", "leaky_relu",
+    "leaky_relu_backward", "elu", "elu_backward", "mse_loss", "mse_loss_backward",
+    "_unsafe_view", "expand_as", "masked_fill", "rsub", "squeeze", "unbind", "split",
+    "native_group_norm", "native_group_norm_backward", "binary_cross_entropy",
+    "binary_cross_entropy_backward", "logsumexp", "clamp_min", "clamp_max", "repeat",
+    "huber_loss", "smooth_l1_loss", "cumsum", "linalg_vector_norm", "norm", "prod")
+
+
+def decomposition_table():
+    """PyTorch's core ATen decompositions, less the ops fuse has whole."""
+    kept = set()
+    for packet in KEPT_WHOLE:
+        kept.update(getattr(packet, o) for o in packet.overloads())
+    if hasattr(torch._decomp, "core_aten_decompositions"):
+        table = dict(torch._decomp.core_aten_decompositions())
+    else:
+        table = torch._decomp.get_decompositions(_DECOMPOSED_ON_TORCH_1)
+    return {op: fn for op, fn in table.items() if op not in kept}
+
+
+@contextlib.contextmanager
+def _stack_traces_on_torch_1():
+    tracer = proxy_tensor.PythonKeyTracer
+    before = getattr(tracer, "record_stack_traces", False)
+    tracer.record_stack_traces = True
+    try:
+        yield
+    finally:
+        tracer.record_stack_traces = before
+
+
+def trace(fn, example_args, tracing_mode=None):
+    """make_fx of `fn` on `example_args` (tensors, or dicts/lists of them).
+    Fake tensors by default on torch 2 (no compute: a 124M-parameter step
+    traces in seconds); real ones on torch 1.13, whose fake mode is young."""
+    tracing_mode = tracing_mode or ("fake" if TORCH_2 else "real")
+    table = decomposition_table()
+    try:
+        if TORCH_2:
+            return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode,
+                           record_stack_traces=True)(*example_args)
+        with _stack_traces_on_torch_1():
+            return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode)(*example_args)
+    except Exception as error:  # turned into an ExportError with the user's line
+        raise TracingError(error) from error
+
+
+class TracingError(Exception):
+    """PyTorch could not trace the model (data-dependent control flow,
+    dynamic shapes...); the message says why and where."""
+
+    def __init__(self, error):
+        self.original = error
+        super().__init__(_describe_tracing_failure(error))
+
+
+def _describe_tracing_failure(error):
+    import traceback
+    frames = traceback.extract_tb(error.__traceback__)
+    user = [f for f in frames if "/torch/" not in f.filename.replace("\\", "/")
+            and "/fuse/_" not in f.filename.replace("\\", "/")]
+    where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+    name = type(error).__name__
+    text = str(error).strip().splitlines()[0] if str(error).strip() else name
+    hint = ""
+    lowered = (name + " " + str(error)).lower()
+    if "data-dependent" in lowered or "datadependent" in lowered or "guard" in lowered:
+        hint = (" (data-dependent control flow or a value read from a tensor: fuse graphs are "
+                "static; move the decision out of the model or make it a tensor op)")
+    elif "dynamic" in lowered or "symbolic" in lowered:
+        hint = " (dynamic shapes: export with concrete sizes)"
+    return f"tracing failed{where}: {name}: {text}{hint}"
+
+
+def functional_call(module, params, args, kwargs=None):
+    """`module(*args, **kwargs)` with `params` in place of its parameters."""
+    if hasattr(torch, "func") and hasattr(torch.func, "functional_call"):
+        return torch.func.functional_call(module, params, tuple(args), kwargs or {})
+    from torch.nn.utils import stateless
+    return stateless.functional_call(module, params, tuple(args), kwargs or {})
+
+
+@dataclasses.dataclass
+class AdamW:
+    """torch.optim.AdamW's update, written out so that it traces into the step.
+    Weight decay applies to parameters of two or more dimensions (matrices and
+    embeddings), not to biases and norm gains, as GPT-2/nanoGPT training does.
+    The learning rate and the step count are graph inputs (`lr`, `step`), so
+    one compiled step serves a whole schedule."""
+    betas: tuple = (0.9, 0.95)
+    eps: float = 1e-8
+    weight_decay: float = 0.1
+
+    def update(self, params, grads, exp_avgs, exp_avg_sqs, lr, step):
+        beta1, beta2 = self.betas
+        step = step + 1
+        bias_correction1 = 1 - torch.pow(beta1, step)
+        bias_correction2 = 1 - torch.pow(beta2, step)
+        new_params, new_avgs, new_sqs = [], [], []
+        for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
+            if self.weight_decay and p.dim() >= 2:
+                p = p * (1 - lr * self.weight_decay)
+            m = m * beta1 + g * (1 - beta1)
+            v = v * beta2 + g * g * (1 - beta2)
+            denominator = torch.sqrt(v) / torch.sqrt(bias_correction2) + self.eps
+            p = p - (lr / bias_correction1) * m / denominator
+            new_params.append(p)
+            new_avgs.append(m)
+            new_sqs.append(v)
+        return new_params, new_avgs, new_sqs, step

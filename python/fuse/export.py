@@ -1,0 +1,293 @@
+"""PyTorch -> `fuse` dialect exporter.
+
+Python API
+    export_module(module, inputs, mode="infer"|"train", ...)  any nn.Module
+    export_graph(graph, ...)      a torch.fx GraphModule of ATen ops (make_fx,
+                                  AOTAutograd forward/backward/joint) or a
+                                  torch.export ExportedProgram
+Command line (built-in models, see fuse.models)
+    python -m fuse.export MODEL --config tiny|full --mode train|infer -o FILE.mlir
+
+A training export is one function: parameters and batch in; the loss and every
+parameter's gradient out (or, with an optimizer, the loss and the updated
+parameters and optimizer state), so that later passes see the whole step.
+Arguments and results carry their PyTorch names (`fuse.name`), every op the
+model source line it came from (as its MLIR location), and all shapes are
+static. Errors (unmapped ATen ops, data-dependent control flow, dynamic
+shapes, in-place updates of inputs) raise ExportError naming what and where.
+"""
+
+import argparse
+import inspect
+import sys
+import time
+
+import torch
+
+from . import _tracing
+from ._fx_to_mlir import ArgSpec, Converter
+from ._tracing import AdamW, TracingError
+from ._values import ExportError
+
+__all__ = ["export_module", "export_graph", "ExportError", "AdamW"]
+
+
+def _convert(graph_module, name, arg_specs, result_names, comment):
+    builder = Converter(graph_module, name, arg_specs, result_names).run()
+    return builder.render(comment)
+
+
+def _flatten_inputs(inputs, module):
+    """(names, tensors, call) for a module's inputs given as a dict (keyword
+    arguments) or a tuple (positional, named after forward's parameters)."""
+    if isinstance(inputs, dict):
+        names = list(inputs)
+        return names, list(inputs.values()), lambda tensors: ((), dict(zip(names, tensors)))
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    try:
+        parameters = list(inspect.signature(module.forward).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    names = [parameters[i] if i < len(parameters) else f"input{i}" for i in range(len(inputs))]
+    return names, list(inputs), lambda tensors: (tuple(tensors), {})
+
+
+def _output_tensors(output):
+    """(names, tensors) of a module's output: a tensor, a tuple/list, or a
+    dict-like (HuggingFace ModelOutput) whose keys name the results."""
+    if isinstance(output, torch.Tensor):
+        return ["output"], [output]
+    if isinstance(output, dict) or hasattr(output, "keys"):
+        names = [k for k in output.keys() if isinstance(output[k], torch.Tensor)]
+        return names, [output[k] for k in names]
+    if isinstance(output, (list, tuple)):
+        tensors = [t for t in output if isinstance(t, torch.Tensor)]
+        return [f"output{i}" for i in range(len(tensors))], tensors
+    raise ExportError(f"the module returned {type(output).__name__}; expected tensors")
+
+
+def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, optimizer=None,
+                  index_bounds=None, name=None, tracing_mode=None, comment=None):
+    """Exports `module` called on `inputs` as fuse dialect text.
+
+    mode="infer": arguments are the parameters and inputs; results are the
+        module's output tensors (named by a ModelOutput's keys).
+    mode="train": `loss_fn(output, *targets.values())` gives a scalar loss;
+        results are `loss` and `grad.<parameter>` for every parameter. With
+        `optimizer=AdamW(...)` the step also updates the parameters: extra
+        arguments `exp_avg.<p>`, `exp_avg_sq.<p>`, `lr`, `step`, and results
+        `loss`, the new `<p>`, `exp_avg.<p>`, `exp_avg_sq.<p>` and `step`.
+    `inputs` and `targets` are dicts (name -> tensor) or tuples; integer
+    inputs used as indices can get a bound with `index_bounds={name: N}`.
+    """
+    if mode not in ("infer", "train"):
+        raise ValueError(f"mode must be 'infer' or 'train', not {mode!r}")
+    if mode == "infer" and (loss_fn is not None or optimizer is not None):
+        raise ValueError("loss_fn and optimizer apply to mode='train' only")
+    index_bounds = dict(index_bounds or {})
+    params = dict(module.named_parameters())
+    param_names = list(params)
+    input_names, input_tensors, call_args = _flatten_inputs(inputs, module)
+    targets = targets or {}
+    target_names = list(targets) if isinstance(targets, dict) else [f"target{i}" for i in range(len(targets))]
+    target_tensors = list(targets.values()) if isinstance(targets, dict) else list(targets)
+    if mode == "train" and loss_fn is None:
+        raise ValueError("mode='train' needs loss_fn(output, *targets) returning a scalar loss")
+
+    n_params, n_inputs = len(param_names), len(input_tensors)
+    result_names = []
+
+    def infer_step(*flat):
+        output = _call(module, param_names, flat[:n_params], call_args(flat[n_params:]))
+        names, tensors = _output_tensors(output)
+        result_names[:] = names
+        return tuple(tensors)
+
+    def train_step(*flat):
+        param_tensors = flat[:n_params]
+        batch = flat[n_params:n_params + n_inputs]
+        target_values = flat[n_params + n_inputs:n_params + n_inputs + len(target_tensors)]
+        output = _call(module, param_names, param_tensors, call_args(batch))
+        loss = loss_fn(output, *target_values)
+        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+            raise ExportError("loss_fn must return a scalar tensor")
+        grads = torch.autograd.grad(loss, list(param_tensors), allow_unused=True)
+        grads = [g if g is not None else torch.zeros_like(p) for g, p in zip(grads, param_tensors)]
+        if optimizer is None:
+            return (loss, *grads)
+        state = flat[n_params + n_inputs + len(target_tensors):]
+        exp_avgs, exp_avg_sqs = state[:n_params], state[n_params:2 * n_params]
+        lr, step = state[2 * n_params], state[2 * n_params + 1]
+        new_params, new_avgs, new_sqs, new_step = optimizer.update(
+            [p.detach() for p in param_tensors], grads, exp_avgs, exp_avg_sqs, lr, step)
+        return (loss, *new_params, *new_avgs, *new_sqs, new_step)
+
+    was_training = module.training
+    module.train(mode == "train")
+    try:
+        if mode == "infer":
+            flat = [p.detach() for p in params.values()] + input_tensors
+            with torch.no_grad():
+                graph = _trace(infer_step, flat, tracing_mode)
+            arg_names = param_names + input_names
+        else:
+            flat = [p.detach().requires_grad_(True) for p in params.values()] + input_tensors + target_tensors
+            arg_names = param_names + input_names + target_names
+            result_names = ["loss"] + [f"grad.{p}" for p in param_names]
+            if optimizer is not None:
+                flat += [torch.zeros_like(p) for p in params.values()] * 2
+                flat += [torch.tensor(1e-3), torch.tensor(0.0)]
+                arg_names += [f"exp_avg.{p}" for p in param_names] + [f"exp_avg_sq.{p}" for p in param_names]
+                arg_names += ["lr", "step"]
+                result_names = (["loss"] + param_names + [f"exp_avg.{p}" for p in param_names]
+                                + [f"exp_avg_sq.{p}" for p in param_names] + ["step"])
+            graph = _trace(train_step, flat, tracing_mode)
+    finally:
+        module.train(was_training)
+    specs = [ArgSpec(n, index_bounds.get(n)) for n in arg_names]
+    func_name = name or f"{type(module).__name__.lower()}_{mode}"
+    return _convert(graph, func_name, specs, list(result_names), comment)
+
+
+def _call(module, param_names, param_tensors, call):
+    args, kwargs = call
+    return _tracing.functional_call(module, dict(zip(param_names, param_tensors)), args, kwargs)
+
+
+def _trace(fn, flat, tracing_mode):
+    try:
+        return _tracing.trace(fn, flat, tracing_mode)
+    except TracingError as error:
+        if isinstance(error.original, ExportError):
+            raise error.original from None
+        raise ExportError(str(error)) from error.original
+
+
+def export_graph(graph, example_inputs=None, *, arg_names=None, result_names=None, index_bounds=None,
+                 name="forward", retrace=True, comment=None):
+    """Exports a graph that PyTorch already traced.
+
+    `graph` is a torch.fx GraphModule of ATen ops (make_fx; AOTAutograd's
+    forward, backward or joint graph) or a torch.export ExportedProgram. A
+    GraphModule is traced once more through make_fx with fuse's
+    decompositions (on `example_inputs`, or tensors made from its
+    placeholders' metadata) so that composites the dialect lacks become
+    primitives; pass retrace=False to convert it as it is.
+    """
+    if hasattr(graph, "graph_signature") and hasattr(graph, "run_decompositions"):
+        return _export_program(graph, arg_names, result_names, index_bounds, name, comment)
+    if not isinstance(graph, torch.fx.GraphModule):
+        raise TypeError(f"expected a torch.fx.GraphModule or ExportedProgram, not {type(graph).__name__}")
+    placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    arg_names = arg_names or [str(n.target) for n in placeholders]
+    if retrace:
+        inputs = list(example_inputs) if example_inputs is not None else [_example_for(n) for n in placeholders]
+        with torch.no_grad():
+            graph = _trace(lambda *args: graph(*args), inputs, None)
+    specs = [ArgSpec(n, (index_bounds or {}).get(n)) for n in arg_names]
+    return _convert(graph, name, specs, result_names, comment)
+
+
+def _example_for(placeholder):
+    meta = placeholder.meta.get("val", placeholder.meta.get("tensor_meta"))
+    if meta is None or not hasattr(meta, "shape"):
+        raise ExportError(f"graph input {placeholder.name} has no tensor metadata; pass example_inputs")
+    shape = [int(d) for d in meta.shape]
+    if meta.dtype.is_floating_point:
+        return torch.randn(shape, dtype=meta.dtype)
+    return torch.zeros(shape, dtype=meta.dtype)
+
+
+def _export_program(program, arg_names, result_names, index_bounds, name, comment):
+    program = program.run_decompositions(_tracing.decomposition_table())
+    signature = program.graph_signature
+    names = []
+    for spec in signature.input_specs:
+        kind = spec.kind.name
+        if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            names.append(spec.target)
+        else:
+            names.append(getattr(spec.arg, "name", f"input{len(names)}"))
+    mutated = [s for s in signature.output_specs if s.kind.name in ("BUFFER_MUTATION", "USER_INPUT_MUTATION")]
+    if mutated:
+        raise ExportError("the program updates inputs in place (" + ", ".join(str(s.target) for s in mutated)
+                          + "), which a fuse graph cannot express; return the new values instead")
+    outputs = [getattr(s.arg, "name", f"out{i}") for i, s in enumerate(signature.output_specs)]
+    graph = program.graph_module
+    # Parameters, buffers and constants are graph inputs of the program's
+    # graph; they stay function arguments.
+    specs = [ArgSpec(n, (index_bounds or {}).get(n)) for n in (arg_names or names)]
+    return _convert(graph, name, specs, result_names or outputs, comment)
+
+
+# -- command line -----------------------------------------------------------------
+
+def main(argv=None):
+    from . import models
+    parser = argparse.ArgumentParser(
+        prog="python -m fuse.export",
+        description="Export a built-in model (HuggingFace transformers classes, random weights, "
+                    "nothing downloaded) as a fuse dialect graph.")
+    parser.add_argument("model", choices=sorted(models.MODELS), help="which model")
+    parser.add_argument("--config", choices=["tiny", "full"], default="tiny",
+                        help="tiny: 2 layers, small width, short sequence (CI); full: the real size "
+                             "(default: tiny)")
+    parser.add_argument("--mode", choices=["train", "infer"], default="train",
+                        help="train: loss and gradients of every parameter in one graph; infer: "
+                             "forward to logits (default: train)")
+    parser.add_argument("--batch", type=int, help="batch size (default: the model's own)")
+    parser.add_argument("--with-optimizer", action="store_true",
+                        help="train mode: include the AdamW update (results are then the new "
+                             "parameters and optimizer state)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights and batch")
+    parser.add_argument("--save-io", metavar="FILE.npz",
+                        help="also run the model in PyTorch (CPU, float32) and save the graph's "
+                             "inputs and PyTorch's outputs, named as the graph's arguments and "
+                             "results, for `fuse-run --inputs FILE --expected FILE`")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.mlir",
+                        help="where to write the graph ('-' for stdout)")
+    args = parser.parse_args(argv)
+    if args.with_optimizer and args.mode != "train":
+        parser.error("--with-optimizer needs --mode train")
+
+    started = time.time()
+    try:
+        spec = models.build(args.model, args.config, batch=args.batch, seed=args.seed)
+        print(f"fuse.export: {spec.description}; tracing ({args.mode})...", file=sys.stderr)
+        optimizer = AdamW() if args.with_optimizer else None
+        text = export_module(spec.module, spec.inputs, mode=args.mode, loss_fn=spec.loss_fn if
+                             args.mode == "train" else None, targets=spec.targets if args.mode == "train"
+                             else None, optimizer=optimizer, index_bounds=spec.index_bounds,
+                             name=f"{args.model}_{args.mode}", comment=_provenance(args, spec))
+    except ExportError as error:
+        print(f"fuse.export: error: {error}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as f:
+            f.write(text)
+    ops = sum(1 for line in text.splitlines() if line.startswith("  %") or line.startswith("  fuse."))
+    print(f"fuse.export: wrote {args.output}: {ops} ops in {time.time() - started:.1f} s", file=sys.stderr)
+    if args.save_io:
+        from . import reference
+        reference.save_io(spec, args.mode, args.with_optimizer, args.save_io)
+        print(f"fuse.export: wrote {args.save_io} (inputs and PyTorch's outputs)", file=sys.stderr)
+    return 0
+
+
+def _provenance(args, spec):
+    command = f"python -m fuse.export {args.model} --config {args.config} --mode {args.mode}"
+    if args.batch:
+        command += f" --batch {args.batch}"
+    if args.with_optimizer:
+        command += " --with-optimizer"
+    if args.seed:
+        command += f" --seed {args.seed}"
+    return (f"{spec.description}\nExported by: {command}\n"
+            f"torch {torch.__version__}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
