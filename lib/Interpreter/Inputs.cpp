@@ -1,4 +1,4 @@
-//===- Inputs.cpp - Naming and generating a graph's inputs ----------------===//
+//===- Inputs.cpp - Naming inputs and outputs, making random inputs -------===//
 
 #include "fuse/Interpreter/Inputs.h"
 
@@ -63,7 +63,7 @@ mlir::fuse::describeArguments(func::FuncOp func,
     unsigned index = argument.getArgNumber();
     ArgumentInfo info;
     info.type = argument.getType();
-    auto name = func.getArgAttrOfType<StringAttr>(index, FuseDialect::kArgNameAttr);
+    auto name = func.getArgAttrOfType<StringAttr>(index, FuseDialect::kNameAttr);
     info.name = name ? name.str() : "arg" + std::to_string(index);
 
     auto tensorType = llvm::dyn_cast<RankedTensorType>(info.type);
@@ -117,6 +117,8 @@ mlir::fuse::randomInputs(const std::vector<ArgumentInfo> &arguments,
   return inputs;
 }
 
-std::string mlir::fuse::outputName(unsigned index) {
+std::string mlir::fuse::outputName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(index, FuseDialect::kNameAttr))
+    return name.str();
   return "out" + std::to_string(index);
 }

@@ -59,7 +59,7 @@ TEST_F(DialectBuilderTest, BuildsMlpBlockWithInferredTypes) {
   auto funcType = builder.getFunctionType(
       {f32({8, 16, 64}), f32({256, 64}), f32({256})}, {f32({8, 16})});
   auto func = func::FuncOp::create(builder, loc, "mlp", funcType);
-  func.setArgAttr(0, FuseDialect::kArgNameAttr, builder.getStringAttr("x"));
+  func.setArgAttr(0, FuseDialect::kNameAttr, builder.getStringAttr("x"));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   Value x = body->getArgument(0), w = body->getArgument(1),

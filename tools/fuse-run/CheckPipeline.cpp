@@ -1,5 +1,6 @@
 //===- CheckPipeline.cpp - Does a pass pipeline keep a graph's meaning? ---===//
 
+#include "CompareOutputs.h"
 #include "RunSupport.h"
 
 #include "fuse/Interpreter/Interpreter.h"
@@ -67,23 +68,7 @@ LogicalResult mlir::fuse::checkAgainstPipeline(
   llvm::outs() << "check-pipeline '" << pipeline << "': tolerance "
                << llvm::format("%.0e", tolerance)
                << " (relative, from the dtypes of both graphs)\n";
-  int failures = 0;
-  for (auto [index, actual, expected] : llvm::enumerate(*outputs, reference)) {
-    ::fuse::ComparisonResult result =
-        ::fuse::compareTensors(actual, expected, tolerance);
-    llvm::outs() << "  " << llvm::left_justify(outputName(index), 8) << " "
-                 << llvm::left_justify(expected.typeString(), 20)
-                 << " max_abs_error " << llvm::format("%.3e", result.maxAbsError)
-                 << "  rel_error " << llvm::format("%.3e", result.relativeError)
-                 << "  " << (result.passed ? "PASS" : "FAIL");
-    if (!result.passed) {
-      llvm::outs() << " (" << result.reason << ")";
-      ++failures;
-    }
-    llvm::outs() << "\n";
-  }
-  llvm::outs() << "check-pipeline: " << (failures ? "FAIL" : "PASS") << " ("
-               << reference.size() - failures << " of " << reference.size()
-               << " outputs match)\n";
-  return failure(failures != 0);
+  return compareOutputs(llvm::outs(), "check-pipeline", func, *outputs,
+                        reference,
+                        std::vector<double>(reference.size(), tolerance));
 }

@@ -8,6 +8,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -60,6 +61,35 @@ FailureOr<func::FuncOp> mlir::fuse::selectEntry(ModuleOp module,
     return failure();
   }
   return functions.front();
+}
+
+/// Fails if two of `names` are equal; `what` is "argument" or "result".
+static LogicalResult checkUnique(func::FuncOp func, ArrayRef<std::string> names,
+                                 const std::string &what) {
+  llvm::StringMap<unsigned> first;
+  for (auto [later, name] : llvm::enumerate(names)) {
+    auto [found, inserted] = first.try_emplace(name, later);
+    if (!inserted)
+      return reportError(
+          what + "s #" + std::to_string(found->second) + " and #" +
+          std::to_string(later) + " of @" + func.getSymName().str() +
+          " are both named '" + name + "' (an unnamed " + what +
+          " #N is named " + (what == "argument" ? "argN" : "outN") +
+          "): give one of them another fuse.name");
+  }
+  return success();
+}
+
+LogicalResult
+mlir::fuse::checkUniqueNames(func::FuncOp func,
+                             const std::vector<ArgumentInfo> &arguments) {
+  std::vector<std::string> argumentNames, resultNames;
+  for (const ArgumentInfo &argument : arguments)
+    argumentNames.push_back(argument.name);
+  for (unsigned index = 0, e = func.getNumResults(); index < e; ++index)
+    resultNames.push_back(outputName(func, index));
+  return failure(failed(checkUnique(func, argumentNames, "argument")) ||
+                 failed(checkUnique(func, resultNames, "result")));
 }
 
 FailureOr<std::vector<HostTensor>>
@@ -140,10 +170,11 @@ LogicalResult mlir::fuse::checkNoNan(const std::vector<HostTensor> &inputs,
 }
 
 LogicalResult mlir::fuse::saveOutputs(const std::string &path,
+                                      func::FuncOp func,
                                       const std::vector<HostTensor> &outputs) {
   ::fuse::NamedTensors arrays;
   for (auto [index, tensor] : llvm::enumerate(outputs))
-    arrays.emplace_back(outputName(index), tensor);
+    arrays.emplace_back(outputName(func, index), tensor);
   std::string error;
   if (!::fuse::writeNpz(path, arrays, error))
     return reportError(error);
@@ -198,7 +229,7 @@ void mlir::fuse::printSummary(llvm::raw_ostream &os, func::FuncOp func,
     os << "\n";
   }
   for (auto [index, tensor] : llvm::enumerate(outputs))
-    os << "  output  " << llvm::left_justify(outputName(index), 24) << " "
+    os << "  output  " << llvm::left_justify(outputName(func, index), 24) << " "
        << llvm::left_justify(tensor.typeString(), 20) << " "
        << statistics(tensor) << "\n";
   os << "  time    " << llvm::format("%.3f", milliseconds) << " ms\n";

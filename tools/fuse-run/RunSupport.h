@@ -29,6 +29,12 @@ OwningOpRef<ModuleOp> loadGraph(MLIRContext &context,
 FailureOr<func::FuncOp> selectEntry(ModuleOp module, const std::string &entry,
                                     const std::string &path);
 
+/// Fails, naming both indices, if two arguments or two results of `func` go
+/// by one name (an explicit fuse.name equal to another's default argN/outN:
+/// the verifier rejects repeated fuse.name attributes).
+LogicalResult checkUniqueNames(func::FuncOp func,
+                               const std::vector<ArgumentInfo> &arguments);
+
 /// Reads one array per argument from `path`, by argument name, and checks
 /// names, shapes and dtypes.
 FailureOr<std::vector<::fuse::HostTensor>>
@@ -38,8 +44,8 @@ loadInputs(const std::string &path, const std::vector<ArgumentInfo> &arguments);
 LogicalResult checkNoNan(const std::vector<::fuse::HostTensor> &inputs,
                          const std::vector<ArgumentInfo> &arguments);
 
-/// Writes the outputs as out0, out1, ... to an .npz.
-LogicalResult saveOutputs(const std::string &path,
+/// Writes the outputs to an .npz, each named as outputName names it.
+LogicalResult saveOutputs(const std::string &path, func::FuncOp func,
                           const std::vector<::fuse::HostTensor> &outputs);
 
 /// The run's summary: inputs, outputs (type and a few statistics), time.

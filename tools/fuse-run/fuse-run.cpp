@@ -2,16 +2,18 @@
 //
 //   fuse-run GRAPH.mlir --device=cpu [--entry NAME] [--seed N]
 //            [--inputs IN.npz] [--dump-outputs OUT.npz]
-//            [--check-pipeline=PIPELINE]
+//            [--expected REF.npz [--tolerance X]] [--check-pipeline=PIPELINE]
 //
 // Runs a function of a fuse graph on the CPU reference interpreter, on the
-// inputs given or on random ones, and prints a summary. With
+// inputs given or on random ones, and prints a summary. With --expected it
+// compares every output with a reference array of its name; with
 // --check-pipeline it also runs the graph after a pass pipeline on the same
 // inputs and compares every output, failing (exit 1) when a pass changed the
 // graph's meaning. Every error names what and where and exits with 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompareOutputs.h"
 #include "RunSupport.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
@@ -29,11 +31,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -62,7 +66,20 @@ static cl::opt<std::string> inputsPath(
     cl::cat(runCategory));
 static cl::opt<std::string> outputsPath(
     "dump-outputs",
-    cl::desc("Write the outputs to this .npz as out0, out1, ..."),
+    cl::desc("Write the outputs to this .npz, one array per result, named by "
+             "its fuse.name or out<N>"),
+    cl::cat(runCategory));
+static cl::opt<std::string> expectedPath(
+    "expected",
+    cl::desc("Compare the outputs with the arrays of this .npz (one per "
+             "result, named by its fuse.name or out<N>); exit 1 if any "
+             "differs beyond its relative tolerance"),
+    cl::cat(runCategory));
+static cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Relative tolerance of --expected for float outputs (default "
+             "from the dtype: f32 1e-4, bf16 2e-2, f16 1e-2); integer and i1 "
+             "outputs must match exactly"),
     cl::cat(runCategory));
 static cl::opt<int64_t> indexBound(
     "index-bound",
@@ -115,6 +132,30 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     fallbackBound = indexBound;
   }
   std::vector<ArgumentInfo> arguments = describeArguments(*func, fallbackBound);
+  if (failed(checkUniqueNames(*func, arguments)))
+    return failure();
+
+  std::optional<double> expectedTolerance;
+  if (tolerance.getNumOccurrences()) {
+    if (expectedPath.empty())
+      return reportError("--tolerance needs --expected (it sets the tolerance "
+                         "of the comparison with the expected arrays)");
+    if (!(tolerance >= 0) || std::isinf(tolerance)) {
+      std::string value;
+      llvm::raw_string_ostream(value) << llvm::format("%g", tolerance.getValue());
+      return reportError("--tolerance must be a finite number >= 0, got " + value);
+    }
+    expectedTolerance = tolerance;
+  }
+  // Read the reference arrays before running: a bad file fails at once.
+  std::vector<HostTensor> expected;
+  if (!expectedPath.empty()) {
+    FailureOr<std::vector<HostTensor>> loaded = loadExpected(expectedPath, *func);
+    if (failed(loaded))
+      return failure();
+    expected = std::move(*loaded);
+  }
+
   std::vector<HostTensor> inputs;
   if (!inputsPath.empty()) {
     FailureOr<std::vector<HostTensor>> loaded = loadInputs(inputsPath, arguments);
@@ -134,13 +175,19 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
   printSummary(llvm::outs(), *func, arguments, inputs, inputsPath.empty(),
                seed, *outputs, milliseconds);
-  if (!outputsPath.empty() && failed(saveOutputs(outputsPath, *outputs)))
+  if (!outputsPath.empty() &&
+      failed(saveOutputs(outputsPath, *func, *outputs)))
     return failure();
 
+  // Both comparisons run even if the first fails.
+  bool matches = true;
+  if (!expectedPath.empty())
+    matches &= succeeded(checkExpected(llvm::outs(), expectedPath, *func,
+                                       *outputs, expected, expectedTolerance));
   if (checkPipeline.getNumOccurrences())
-    return checkAgainstPipeline(context, *module, *func, checkPipeline, inputs,
-                                *outputs);
-  return success();
+    matches &= succeeded(checkAgainstPipeline(context, *module, *func,
+                                              checkPipeline, inputs, *outputs));
+  return success(matches);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
-//===- Inputs.h - Naming and generating a graph's inputs --------*- C++ -*-===//
+//===- Inputs.h - Naming inputs and outputs, random inputs ------*- C++ -*-===//
 //
-// What fuse-run (and tests) need to feed a function: argument names, the
-// valid range of integer arguments, and random inputs drawn from them.
+// What fuse-run (and tests) need to feed a function and name its results:
+// argument names, the valid range of integer arguments, random inputs drawn
+// from them, and output names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,8 @@ std::vector<ArgumentInfo> describeArguments(func::FuncOp func,
 std::vector<::fuse::HostTensor>
 randomInputs(const std::vector<ArgumentInfo> &arguments, uint64_t seed);
 
-/// Output names: "out0", "out1", ...
-std::string outputName(unsigned index);
+/// The name of result #`index` of `func`: its `fuse.name`, else "out<index>".
+std::string outputName(func::FuncOp func, unsigned index);
 
 } // namespace mlir::fuse
 

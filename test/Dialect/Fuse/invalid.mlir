@@ -1648,15 +1648,51 @@ func.func @index_bound_on_float(%x: tensor<4xf32> {fuse.index_bound = 8 : i64}) 
 
 // -----
 
-// expected-error @+1 {{unknown fuse attribute 'fuse.nmae' on result #0 (fuse attributes belong on function arguments)}}
-func.func @fuse_attribute_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.nmae = 3 : i64}) {
+// expected-error @+1 {{'fuse.name' on argument #2 must be a string, got ["idx"]}}
+func.func @argument_name_not_a_string_after_names(%a: tensor<4xf32> {fuse.name = "a"}, %b: tensor<4xf32> {fuse.name = "b"}, %c: tensor<4xi64> {fuse.name = ["idx"]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{arguments #0 and #2 are both named "h" ('fuse.name' must be unique)}}
+func.func @argument_names_repeat(%a: tensor<4xf32> {fuse.name = "h"}, %b: tensor<4xf32> {fuse.name = "w"}, %c: tensor<4xf32> {fuse.name = "h"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown fuse result attribute 'fuse.nmae' on result #0 (known: 'fuse.name')}}
+func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.nmae = "y"}) {
   return %x : tensor<4xf32>
 }
 
 // -----
 
+// fuse.index_bound belongs on arguments only.
+// expected-error @+1 {{unknown fuse result attribute 'fuse.index_bound' on result #1 (known: 'fuse.name')}}
+func.func @index_bound_on_result(%x: tensor<4xi64>) -> (tensor<4xi64> {fuse.name = "ids"}, tensor<4xi64> {fuse.index_bound = 8 : i64}) {
+  return %x, %x : tensor<4xi64>, tensor<4xi64>
+}
+
+// -----
+
+// expected-error @+1 {{'fuse.name' on result #1 must be a string, got 3 : i64}}
+func.func @result_name_not_a_string(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.name = "y"}, tensor<4xf32> {fuse.name = 3}) {
+  return %x, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{results #1 and #2 are both named "logits" ('fuse.name' must be unique)}}
+func.func @result_names_repeat(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32> {fuse.name = "logits"}, tensor<4xf32> {fuse.name = "logits"}) {
+  return %x, %x, %x : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 func.func @fuse_attribute_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation ('fuse.name' and 'fuse.index_bound' belong on function arguments)}}
+  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation ('fuse.name' and 'fuse.index_bound' belong on function arguments, 'fuse.name' on results)}}
   %y = fuse.exp %x {fuse.bogus = 1 : i64} : tensor<4xf32>
   return %y : tensor<4xf32>
 }

@@ -1212,3 +1212,15 @@ func.func @named_arguments(%wte: tensor<128x64xf32> {fuse.name = "transformer.wt
 func.func @index_bound_argument(%ids: tensor<8x16xi64> {fuse.name = "input_ids", fuse.index_bound = 50257 : i64}) -> tensor<8x16xi64> {
   return %ids : tensor<8x16xi64>
 }
+
+// -----
+
+// Output names on function results; a result may share its name with an
+// argument (names are unique among arguments and among results).
+// CHECK-LABEL: func.func @named_results(
+// CHECK-SAME: %{{.+}}: tensor<4x8xf32> {fuse.name = "x"}) -> (tensor<4x8xf32> {fuse.name = "x"}, tensor<4x8xf32>, tensor<f32> {fuse.name = "loss"})
+func.func @named_results(%x: tensor<4x8xf32> {fuse.name = "x"}) -> (tensor<4x8xf32> {fuse.name = "x"}, tensor<4x8xf32>, tensor<f32> {fuse.name = "loss"}) {
+  %e = fuse.exp %x : tensor<4x8xf32>
+  %s = fuse.reduce sum %e, dims = [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  return %x, %e, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
+}

@@ -30,6 +30,42 @@ void FuseDialect::initialize() {
       >();
 }
 
+/// Checks a `fuse.name` on argument or result #`index` (`what` says which):
+/// a string, and unique among the function's arguments (results). Uniqueness
+/// is checked once, in one pass, at the first named argument (result).
+static LogicalResult verifyName(Operation *op, StringRef what, unsigned index,
+                                Attribute value) {
+  if (!llvm::isa<StringAttr>(value))
+    return op->emitError() << "'" << FuseDialect::kNameAttr << "' on " << what
+                           << " #" << index << " must be a string, got "
+                           << value;
+  auto function = llvm::dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return success();
+  bool isResult = what == "result";
+  auto nameOf = [&](unsigned i) {
+    return isResult ? function.getResultAttr(i, FuseDialect::kNameAttr)
+                    : function.getArgAttr(i, FuseDialect::kNameAttr);
+  };
+  for (unsigned earlier = 0; earlier < index; ++earlier)
+    if (nameOf(earlier))
+      return success();
+  unsigned count =
+      isResult ? function.getNumResults() : function.getNumArguments();
+  llvm::DenseMap<Attribute, unsigned> first;
+  for (unsigned later = index; later < count; ++later) {
+    Attribute name = nameOf(later);
+    if (!name)
+      continue;
+    auto [found, inserted] = first.try_emplace(name, later);
+    if (!inserted)
+      return op->emitError() << what << "s #" << found->second << " and #"
+                             << later << " are both named " << name << " ('"
+                             << FuseDialect::kNameAttr << "' must be unique)";
+  }
+  return success();
+}
+
 // `fuse.*` attributes on function arguments: `fuse.name` and
 // `fuse.index_bound`. Any other `fuse.` name is a typo that would otherwise be
 // carried silently.
@@ -37,13 +73,8 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
-  if (attribute.getName() == kArgNameAttr) {
-    if (!llvm::isa<StringAttr>(attribute.getValue()))
-      return op->emitError() << "'" << kArgNameAttr << "' on argument #"
-                             << argIndex << " must be a string, got "
-                             << attribute.getValue();
-    return success();
-  }
+  if (attribute.getName() == kNameAttr)
+    return verifyName(op, "argument", argIndex, attribute.getValue());
   if (attribute.getName() == kIndexBoundAttr) {
     auto bound = llvm::dyn_cast<IntegerAttr>(attribute.getValue());
     if (!bound || bound.getValue().getSExtValue() <= 0)
@@ -61,27 +92,31 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
   }
   return op->emitError() << "unknown fuse argument attribute '"
                          << attribute.getName().getValue() << "' on argument #"
-                         << argIndex << " (known: '" << kArgNameAttr << "', '"
+                         << argIndex << " (known: '" << kNameAttr << "', '"
                          << kIndexBoundAttr << "')";
 }
 
-// No `fuse.*` attribute belongs on an operation or a function result: one
-// there is a typo or a misplaced argument attribute.
-LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
-                                                    NamedAttribute attribute) {
-  return op->emitError() << "unknown fuse attribute '"
-                         << attribute.getName().getValue()
-                         << "' on an operation ('" << kArgNameAttr << "' and '"
-                         << kIndexBoundAttr
-                         << "' belong on function arguments)";
-}
-
+// `fuse.name` on function results: the name of a graph output. Any other
+// `fuse.` name there is a typo or a misplaced argument attribute.
 LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned resultIndex,
                                                        NamedAttribute attribute) {
-  return op->emitError() << "unknown fuse attribute '"
+  if (attribute.getName() == kNameAttr)
+    return verifyName(op, "result", resultIndex, attribute.getValue());
+  return op->emitError() << "unknown fuse result attribute '"
                          << attribute.getName().getValue() << "' on result #"
-                         << resultIndex
-                         << " (fuse attributes belong on function arguments)";
+                         << resultIndex << " (known: '" << kNameAttr << "')";
+}
+
+// No `fuse.*` attribute belongs on an operation: one there is a typo or a
+// misplaced argument or result attribute.
+LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  return op->emitError() << "unknown fuse attribute '"
+                         << attribute.getName().getValue()
+                         << "' on an operation ('" << kNameAttr << "' and '"
+                         << kIndexBoundAttr
+                         << "' belong on function arguments, '" << kNameAttr
+                         << "' on results)";
 }

@@ -27,23 +27,29 @@ def Fuse_Dialect : Dialect {
     Graphs are `func.func` operations in a module. Broadcasting is always
     explicit (`fuse.broadcast_in_dim`): elementwise ops take operands of one
     shape. Function arguments may carry the PyTorch name of the parameter or
-    input they stand for:
+    input they stand for, and results the name of the output they return:
 
     ```mlir
     func.func @step(%w: tensor<768x768xf32> {fuse.name = "h.0.attn.c_proj.weight"},
                     %ids: tensor<8x1024xi64> {fuse.name = "input_ids", fuse.index_bound = 50257 : i64})
+        -> (tensor<f32> {fuse.name = "loss"}, tensor<768x768xf32> {fuse.name = "h.0.attn.c_proj.weight.grad"})
     ```
 
-    `fuse.index_bound = N` on an integer argument says its values lie in
-    `[0, N)` (token ids, labels): tools that make random inputs use it.
+    `fuse.name` is a string, unique among a function's arguments and unique
+    among its results; tools name arrays of inputs and outputs by it
+    (unnamed ones are `arg<N>` and `out<N>`). `fuse.index_bound = N` on an
+    integer argument says its values lie in `[0, N)` (token ids, labels):
+    tools that make random inputs use it. No other `fuse.*` attribute is
+    allowed on arguments, results or operations.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
-    /// Argument attribute holding the PyTorch name of a graph input.
-    static constexpr ::llvm::StringLiteral kArgNameAttr = "fuse.name";
+    /// Argument and result attribute: the PyTorch name of a graph input or
+    /// output.
+    static constexpr ::llvm::StringLiteral kNameAttr = "fuse.name";
     /// Argument attribute: an integer argument's values lie in [0, bound).
     static constexpr ::llvm::StringLiteral kIndexBoundAttr = "fuse.index_bound";
   }];

@@ -1,0 +1,155 @@
+//===- CompareOutputs.cpp - Comparing outputs with references -------------===//
+
+#include "CompareOutputs.h"
+
+#include "RunSupport.h"
+
+#include "fuse/Interpreter/Inputs.h"
+#include "fuse/Interpreter/Interpreter.h"
+#include "fuse/Support/Comparison.h"
+#include "fuse/Support/Npy.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::DType;
+using ::fuse::HostTensor;
+
+LogicalResult mlir::fuse::compareOutputs(llvm::raw_ostream &os,
+                                         StringRef label, func::FuncOp func,
+                                         const std::vector<HostTensor> &outputs,
+                                         const std::vector<HostTensor> &references,
+                                         const std::vector<double> &tolerances) {
+  std::vector<std::string> names;
+  size_t width = 8;
+  for (unsigned index = 0; index < outputs.size(); ++index) {
+    names.push_back(outputName(func, index));
+    width = std::max(width, names.back().size());
+  }
+  size_t failures = 0;
+  for (auto [index, actual, expected] : llvm::enumerate(outputs, references)) {
+    ::fuse::ComparisonResult result =
+        ::fuse::compareTensors(actual, expected, tolerances[index]);
+    os << "  " << llvm::left_justify(names[index], width) << " "
+       << llvm::left_justify(expected.typeString(), 20) << " max_abs_error "
+       << llvm::format("%.3e", result.maxAbsError) << "  rel_error "
+       << llvm::format("%.3e", result.relativeError) << "  "
+       << (result.passed ? "PASS" : "FAIL");
+    if (!result.passed) {
+      os << " (" << result.reason << ")";
+      ++failures;
+    }
+    os << "\n";
+  }
+  os << label << ": " << (failures ? "FAIL" : "PASS") << " ("
+     << references.size() - failures << " of " << references.size()
+     << " outputs match)\n";
+  return failure(failures != 0);
+}
+
+/// "2x3xf32", as HostTensor::typeString spells a tensor of `type`.
+static std::string typeString(RankedTensorType type, DType dtype) {
+  std::string text;
+  for (int64_t size : type.getShape())
+    text += std::to_string(size) + "x";
+  return text + ::fuse::dtypeName(dtype);
+}
+
+static std::string joinNames(ArrayRef<std::string> names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "nothing" : text;
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::fuse::loadExpected(const std::string &path, func::FuncOp func) {
+  ::fuse::NamedTensors arrays;
+  std::string error;
+  if (!::fuse::readNpz(path, arrays, error)) {
+    (void)reportError("--expected: " + error);
+    return failure();
+  }
+  std::vector<std::string> available, outputNames;
+  for (auto &array : arrays)
+    available.push_back(array.first);
+  for (unsigned index = 0, e = func.getNumResults(); index < e; ++index)
+    outputNames.push_back(outputName(func, index));
+
+  std::vector<HostTensor> expected;
+  for (auto [index, name] : llvm::enumerate(outputNames)) {
+    std::string output = "output '" + name + "' (result #" +
+                         std::to_string(index) + ")";
+    auto found = llvm::find_if(arrays, [&](auto &array) {
+      return array.first == name;
+    });
+    if (found == arrays.end()) {
+      (void)reportError(output + " has no expected array in '" + path +
+                        "' (it has: " + joinNames(available) + ")");
+      return failure();
+    }
+    auto type = llvm::dyn_cast<RankedTensorType>(func.getResultTypes()[index]);
+    FailureOr<DType> dtype =
+        type ? getDType(type.getElementType()) : FailureOr<DType>(failure());
+    if (failed(dtype)) {
+      (void)reportError(output + " has no tensor type of the fuse dialect");
+      return failure();
+    }
+    const HostTensor &array = found->second;
+    if (array.dtype() != *dtype ||
+        array.shape() != std::vector<int64_t>(type.getShape())) {
+      (void)reportError(output + " is " + typeString(type, *dtype) + " but '" +
+                        path + "' holds " + array.typeString() + " for it");
+      return failure();
+    }
+    expected.push_back(array);
+  }
+
+  std::vector<std::string> unused;
+  for (const std::string &name : available)
+    if (!llvm::is_contained(outputNames, name))
+      unused.push_back(name);
+  if (!unused.empty()) {
+    (void)reportError("'" + path + "' has arrays that no output takes: " +
+                      joinNames(unused) + " (outputs: " +
+                      joinNames(outputNames) + ")");
+    return failure();
+  }
+  return expected;
+}
+
+LogicalResult mlir::fuse::checkExpected(llvm::raw_ostream &os,
+                                        const std::string &path,
+                                        func::FuncOp func,
+                                        const std::vector<HostTensor> &outputs,
+                                        const std::vector<HostTensor> &expected,
+                                        std::optional<double> tolerance) {
+  std::vector<double> tolerances;
+  llvm::SetVector<DType> dtypes;
+  for (const HostTensor &output : outputs) {
+    dtypes.insert(output.dtype());
+    tolerances.push_back(tolerance && output.isFloat()
+                             ? *tolerance
+                             : ::fuse::toleranceFor(output.dtype()));
+  }
+  os << "expected '" << path << "': ";
+  if (tolerance) {
+    os << "tolerance " << llvm::format("%g", *tolerance)
+       << " (relative, from --tolerance; integer outputs exact)\n";
+  } else {
+    os << "tolerance by dtype (relative):";
+    for (auto [index, dtype] : llvm::enumerate(dtypes)) {
+      os << (index ? ", " : " ") << ::fuse::dtypeName(dtype) << " ";
+      if (::fuse::isFloat(dtype))
+        os << llvm::format("%.0e", ::fuse::toleranceFor(dtype));
+      else
+        os << "exact";
+    }
+    os << "\n";
+  }
+  return compareOutputs(os, "expected", func, outputs, expected, tolerances);
+}
