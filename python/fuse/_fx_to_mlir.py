@@ -51,10 +51,29 @@ def _map(obj, fn):
     return fn(obj)
 
 
+def _stack_trace(node):
+    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
+    if trace:
+        return trace
+    # A backward op: take the trace of the forward op with the same autograd
+    # sequence number (recorded under torch.fx.traceback.preserve_node_meta).
+    seq_nr = node.meta.get("seq_nr")
+    if seq_nr is None:
+        return None
+    traces = getattr(node.graph, "_fuse_traces_by_seq_nr", None)
+    if traces is None:
+        traces = {}
+        for other in node.graph.nodes:
+            if other.meta.get("seq_nr") is not None and other.meta.get("stack_trace"):
+                traces.setdefault(other.meta["seq_nr"], other.meta["stack_trace"])
+        node.graph._fuse_traces_by_seq_nr = traces
+    return traces.get(seq_nr)
+
+
 def source_location(node):
     """(file, line) of the innermost frame of the node's stack trace that is
     not inside torch itself (the model's code), or None."""
-    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
+    trace = _stack_trace(node)
     if not trace:
         return None
     frames = re.findall(r'File "([^"]+)", line (\d+)', trace)

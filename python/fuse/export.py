@@ -18,7 +18,6 @@ shapes, in-place updates of inputs) raise ExportError naming what and where.
 """
 
 import argparse
-import inspect
 import sys
 import time
 
@@ -26,10 +25,11 @@ import torch
 
 from . import _tracing
 from ._fx_to_mlir import ArgSpec, Converter
+from ._steps import Step
 from ._tracing import AdamW, TracingError
 from ._values import ExportError
 
-__all__ = ["export_module", "export_graph", "ExportError", "AdamW"]
+__all__ = ["export_module", "export_step", "export_graph", "ExportError", "AdamW"]
 
 
 def _convert(graph_module, name, arg_specs, result_names, comment):
@@ -37,38 +37,8 @@ def _convert(graph_module, name, arg_specs, result_names, comment):
     return builder.render(comment)
 
 
-def _flatten_inputs(inputs, module):
-    """(names, tensors, call) for a module's inputs given as a dict (keyword
-    arguments) or a tuple (positional, named after forward's parameters)."""
-    if isinstance(inputs, dict):
-        names = list(inputs)
-        return names, list(inputs.values()), lambda tensors: ((), dict(zip(names, tensors)))
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)
-    try:
-        parameters = list(inspect.signature(module.forward).parameters)
-    except (TypeError, ValueError):
-        parameters = []
-    names = [parameters[i] if i < len(parameters) else f"input{i}" for i in range(len(inputs))]
-    return names, list(inputs), lambda tensors: (tuple(tensors), {})
-
-
-def _output_tensors(output):
-    """(names, tensors) of a module's output: a tensor, a tuple/list, or a
-    dict-like (HuggingFace ModelOutput) whose keys name the results."""
-    if isinstance(output, torch.Tensor):
-        return ["output"], [output]
-    if isinstance(output, dict) or hasattr(output, "keys"):
-        names = [k for k in output.keys() if isinstance(output[k], torch.Tensor)]
-        return names, [output[k] for k in names]
-    if isinstance(output, (list, tuple)):
-        tensors = [t for t in output if isinstance(t, torch.Tensor)]
-        return [f"output{i}" for i in range(len(tensors))], tensors
-    raise ExportError(f"the module returned {type(output).__name__}; expected tensors")
-
-
 def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, optimizer=None,
-                  index_bounds=None, name=None, tracing_mode=None, comment=None):
+                  optimizer_state=None, index_bounds=None, name=None, tracing_mode=None, comment=None):
     """Exports `module` called on `inputs` as fuse dialect text.
 
     mode="infer": arguments are the parameters and inputs; results are the
@@ -81,78 +51,28 @@ def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, o
     `inputs` and `targets` are dicts (name -> tensor) or tuples; integer
     inputs used as indices can get a bound with `index_bounds={name: N}`.
     """
-    if mode not in ("infer", "train"):
-        raise ValueError(f"mode must be 'infer' or 'train', not {mode!r}")
-    if mode == "infer" and (loss_fn is not None or optimizer is not None):
-        raise ValueError("loss_fn and optimizer apply to mode='train' only")
-    index_bounds = dict(index_bounds or {})
-    params = dict(module.named_parameters())
-    param_names = list(params)
-    input_names, input_tensors, call_args = _flatten_inputs(inputs, module)
-    targets = targets or {}
-    target_names = list(targets) if isinstance(targets, dict) else [f"target{i}" for i in range(len(targets))]
-    target_tensors = list(targets.values()) if isinstance(targets, dict) else list(targets)
-    if mode == "train" and loss_fn is None:
-        raise ValueError("mode='train' needs loss_fn(output, *targets) returning a scalar loss")
+    step = Step(module, inputs, mode, loss_fn, targets, optimizer, optimizer_state)
+    return export_step(step, index_bounds=index_bounds, name=name, tracing_mode=tracing_mode,
+                       comment=comment)
 
-    n_params, n_inputs = len(param_names), len(input_tensors)
-    result_names = []
 
-    def infer_step(*flat):
-        output = _call(module, param_names, flat[:n_params], call_args(flat[n_params:]))
-        names, tensors = _output_tensors(output)
-        result_names[:] = names
-        return tuple(tensors)
-
-    def train_step(*flat):
-        param_tensors = flat[:n_params]
-        batch = flat[n_params:n_params + n_inputs]
-        target_values = flat[n_params + n_inputs:n_params + n_inputs + len(target_tensors)]
-        output = _call(module, param_names, param_tensors, call_args(batch))
-        loss = loss_fn(output, *target_values)
-        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-            raise ExportError("loss_fn must return a scalar tensor")
-        grads = torch.autograd.grad(loss, list(param_tensors), allow_unused=True)
-        grads = [g if g is not None else torch.zeros_like(p) for g, p in zip(grads, param_tensors)]
-        if optimizer is None:
-            return (loss, *grads)
-        state = flat[n_params + n_inputs + len(target_tensors):]
-        exp_avgs, exp_avg_sqs = state[:n_params], state[n_params:2 * n_params]
-        lr, step = state[2 * n_params], state[2 * n_params + 1]
-        new_params, new_avgs, new_sqs, new_step = optimizer.update(
-            [p.detach() for p in param_tensors], grads, exp_avgs, exp_avg_sqs, lr, step)
-        return (loss, *new_params, *new_avgs, *new_sqs, new_step)
-
-    was_training = module.training
-    module.train(mode == "train")
+def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None):
+    """Exports a `fuse._steps.Step` (what export_module builds)."""
+    was_training = step.module.training
+    step.module.train(step.mode == "train")
     try:
-        if mode == "infer":
-            flat = [p.detach() for p in params.values()] + input_tensors
+        if step.mode == "infer":
             with torch.no_grad():
-                graph = _trace(infer_step, flat, tracing_mode)
-            arg_names = param_names + input_names
+                graph = _trace(step.fn, step.example, tracing_mode)
         else:
-            flat = [p.detach().requires_grad_(True) for p in params.values()] + input_tensors + target_tensors
-            arg_names = param_names + input_names + target_names
-            result_names = ["loss"] + [f"grad.{p}" for p in param_names]
-            if optimizer is not None:
-                flat += [torch.zeros_like(p) for p in params.values()] * 2
-                flat += [torch.tensor(1e-3), torch.tensor(0.0)]
-                arg_names += [f"exp_avg.{p}" for p in param_names] + [f"exp_avg_sq.{p}" for p in param_names]
-                arg_names += ["lr", "step"]
-                result_names = (["loss"] + param_names + [f"exp_avg.{p}" for p in param_names]
-                                + [f"exp_avg_sq.{p}" for p in param_names] + ["step"])
-            graph = _trace(train_step, flat, tracing_mode)
+            example = [t.detach().requires_grad_(True) if i < len(step.param_names) else t
+                       for i, t in enumerate(step.example)]
+            graph = _trace(step.fn, example, tracing_mode)
     finally:
-        module.train(was_training)
-    specs = [ArgSpec(n, index_bounds.get(n)) for n in arg_names]
-    func_name = name or f"{type(module).__name__.lower()}_{mode}"
-    return _convert(graph, func_name, specs, list(result_names), comment)
-
-
-def _call(module, param_names, param_tensors, call):
-    args, kwargs = call
-    return _tracing.functional_call(module, dict(zip(param_names, param_tensors)), args, kwargs)
+        step.module.train(was_training)
+    specs = [ArgSpec(n, (index_bounds or {}).get(n)) for n in step.arg_names]
+    func_name = name or f"{type(step.module).__name__.lower()}_{step.mode}"
+    return _convert(graph, func_name, specs, list(step.result_names), comment)
 
 
 def _trace(fn, flat, tracing_mode):
@@ -241,10 +161,11 @@ def main(argv=None):
                         help="train mode: include the AdamW update (results are then the new "
                              "parameters and optimizer state)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights and batch")
-    parser.add_argument("--save-io", metavar="FILE.npz",
-                        help="also run the model in PyTorch (CPU, float32) and save the graph's "
-                             "inputs and PyTorch's outputs, named as the graph's arguments and "
-                             "results, for `fuse-run --inputs FILE --expected FILE`")
+    parser.add_argument("--save-io", metavar="PREFIX",
+                        help="also run the step in PyTorch (CPU, float32) and write PREFIX.inputs.npz "
+                             "and PREFIX.expected.npz, named as the graph's arguments and results, "
+                             "for `fuse-run GRAPH --inputs PREFIX.inputs.npz --expected "
+                             "PREFIX.expected.npz`")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.mlir",
                         help="where to write the graph ('-' for stdout)")
     args = parser.parse_args(argv)
@@ -256,10 +177,11 @@ def main(argv=None):
         spec = models.build(args.model, args.config, batch=args.batch, seed=args.seed)
         print(f"fuse.export: {spec.description}; tracing ({args.mode})...", file=sys.stderr)
         optimizer = AdamW() if args.with_optimizer else None
-        text = export_module(spec.module, spec.inputs, mode=args.mode, loss_fn=spec.loss_fn if
-                             args.mode == "train" else None, targets=spec.targets if args.mode == "train"
-                             else None, optimizer=optimizer, index_bounds=spec.index_bounds,
-                             name=f"{args.model}_{args.mode}", comment=_provenance(args, spec))
+        step = Step(spec.module, spec.inputs, args.mode,
+                    spec.loss_fn if args.mode == "train" else None,
+                    spec.targets if args.mode == "train" else None, optimizer)
+        text = export_step(step, index_bounds=spec.index_bounds, name=f"{args.model}_{args.mode}",
+                           comment=_provenance(args, spec))
     except ExportError as error:
         print(f"fuse.export: error: {error}", file=sys.stderr)
         return 1
@@ -272,8 +194,9 @@ def main(argv=None):
     print(f"fuse.export: wrote {args.output}: {ops} ops in {time.time() - started:.1f} s", file=sys.stderr)
     if args.save_io:
         from . import reference
-        reference.save_io(spec, args.mode, args.with_optimizer, args.save_io)
-        print(f"fuse.export: wrote {args.save_io} (inputs and PyTorch's outputs)", file=sys.stderr)
+        paths = reference.save_io(step, args.save_io)
+        print(f"fuse.export: wrote {paths[0]} and {paths[1]} (PyTorch's inputs and outputs)",
+              file=sys.stderr)
     return 0
 
 
