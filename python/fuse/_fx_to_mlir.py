@@ -318,9 +318,6 @@ class Converter:
     def constant(self, const, element, shape=None):
         """A `fuse.constant` holding `const` (a Const) as `element`."""
         shape = tuple(const.shape) if shape is None else tuple(shape)
-        key = (id(const), element, shape)
-        if key in self._constants:
-            return self._constants[key][1]
         type_ = TensorType(shape, element)
         if const.splat is not None:
             attr = dense_attr(np.array([_python_scalar(const.splat, element)]), element)
@@ -329,9 +326,12 @@ class Converter:
             if tuple(tensor.shape) != shape:
                 tensor = tensor.broadcast_to(shape)
             attr = dense_attr(_to_numpy(tensor, element), element)
-        value = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
-        self._constants[key] = (const, value)  # keep const alive so its id stays unique
-        return value
+        # One op per distinct constant: the rotary tables that every layer
+        # recomputes in PyTorch enter the graph once.
+        key = (attr, type_)
+        if key not in self._constants:
+            self._constants[key] = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
+        return self._constants[key]
 
     def splat(self, scalar, type_):
         return self.constant(Const(splat=scalar, shape=type_.shape,

@@ -142,7 +142,8 @@ def dense_attr(array, element):
     if np.all(flat == first) or (np.issubdtype(flat.dtype, np.floating)
                                  and np.all(np.isnan(flat))):
         return f"dense<{format_element(first, element)}>"
-    if flat.size > 64:
+    # MLIR packs i1 hex data into bits; booleans are written as literals.
+    if flat.size > 64 and element != "i1":
         return f'dense<"0x{_raw_bytes(flat, element).hex().upper()}">'
     return f"dense<{_nested(array, element)}>"
 
