@@ -213,23 +213,32 @@ class Converter:
         target = _target_name(node.target)
         args = _map(node.args, self._lookup)
         kwargs = _map(dict(node.kwargs), self._lookup)
+        if _is_in_place(target):
+            return self._in_place(node, target, args, kwargs)
+        return self._convert(node, target, args, kwargs)
+
+    def _convert(self, node, target, args, kwargs):
         flat = list(_flatten((args, kwargs)))
+        if target not in _aten_ops.HANDLERS and target not in _aten_ops.REJECTED:
+            if not any(isinstance(x, (Value, Poison)) for x in flat) and not _RANDOM_OPS.match(target):
+                folded = self._fold(node, target, args, kwargs)
+                if folded is not None:
+                    return folded
+            # Counted even when an input already failed: the report lists
+            # every use of every unmapped op.
+            entry = self.unmapped.setdefault(target, [0, node])
+            entry[0] += 1
+            return _POISON
         if any(isinstance(x, Poison) for x in flat):
             return _POISON
         if target in _aten_ops.REJECTED:
             self._problem(_aten_ops.REJECTED[target])
             return _POISON
-        if _is_in_place(target):
-            return self._in_place(node, target)
         if not any(isinstance(x, Value) for x in flat) and not _RANDOM_OPS.match(target):
             folded = self._fold(node, target, args, kwargs)
             if folded is not None:
                 return folded
-        handler = _aten_ops.HANDLERS.get(target)
-        if handler is None:
-            entry = self.unmapped.setdefault(target, [0, node])
-            entry[0] += 1
-            return _POISON
+        handler = _aten_ops.HANDLERS[target]
         try:
             result = handler(self, node, *args, **kwargs)
         except Unsupported as error:
@@ -240,16 +249,28 @@ class Converter:
                 self.producers[id(value)] = (target, node)
         return result
 
-    def _in_place(self, node, target):
+    def _in_place(self, node, target, args, kwargs):
+        """An in-place op on an intermediate becomes its out-of-place form,
+        and later users of the updated tensor see the new value. Updating a
+        graph input, or a tensor that views share, cannot be expressed."""
         mutated = node.args[0] if node.args else None
         if isinstance(mutated, torch.fx.Node) and mutated.op == "placeholder":
             spec = self.arg_specs[[n for n in self.gm.graph.nodes if n.op == "placeholder"].index(mutated)]
             self._problem(f"{target} updates the input '{spec.name}' in place, which a fuse graph "
                           "cannot express; return the new value as an output instead")
-        else:
-            self._problem(f"{target} is an in-place op; functionalize the graph first "
-                          "(fuse.export does this for the modules it traces)")
-        return _POISON
+            return _POISON
+        if not isinstance(mutated, torch.fx.Node) or _is_view(mutated) or any(
+                _is_view(user) for user in mutated.users):
+            self._problem(f"{target} updates a tensor that views share; write it out of place")
+            return _POISON
+        name = target.split(".")[1]
+        functional = _OUT_OF_PLACE.get(target, target.replace(f".{name}.", f".{name[:-1]}.", 1))
+        if not any(isinstance(x, (Value, Poison)) for x in _flatten((args, kwargs))):
+            # A constant updated in place: update a copy.
+            args = _map(args, lambda x: Const(x.tensor.clone()) if isinstance(x, Const) else x)
+        result = self._convert(node, functional, args, kwargs)
+        self.env[mutated] = result
+        return result
 
     def _fold(self, node, target, args, kwargs):
         """Evaluates a node that depends on no graph input; None if PyTorch
@@ -268,15 +289,17 @@ class Converter:
     def _output(self, node):
         outputs = list(_flatten(node.args[0]))
         names = self.result_names or [f"out{i}" for i in range(len(outputs))]
+        # None outputs (AOTAutograd's gradients of inputs that need none) are
+        # not results.
+        if len(names) == len(outputs):
+            names = [n for n, o in zip(names, outputs) if o is not None]
+        outputs = [o for o in outputs if o is not None]
         if len(names) != len(outputs):
             raise ExportError(f"the graph has {len(outputs)} outputs but {len(names)} result names "
                               "were given")
         for index, (value, name) in enumerate(zip(outputs, names)):
             value = self._lookup(value)
             if isinstance(value, Poison):
-                continue
-            if value is None:
-                self._problem(f"output '{name}' is None (a parameter that gets no gradient?)")
                 continue
             if isinstance(value, Const):
                 value = self.constant(value, value.element if value.dtype != torch.float64 else "f32")
@@ -402,6 +425,20 @@ def _target_name(target):
         return str(target) + ".default"
     module = getattr(target, "__module__", "") or ""
     return f"{module}.{getattr(target, '__name__', repr(target))}".lstrip(".")
+
+
+# In-place ops whose out-of-place form is not the same name without "_".
+_OUT_OF_PLACE = {
+    "aten.bernoulli_.float": "aten.bernoulli.p",
+}
+
+_VIEW_OPS = re.compile(r"aten\.(view|_unsafe_view|_reshape_alias|reshape|slice|select|transpose|t|"
+                       r"permute|expand|alias|unsqueeze|squeeze|split|split_with_sizes|unbind|"
+                       r"as_strided|diagonal|narrow|unfold|chunk|detach)\.")
+
+
+def _is_view(node):
+    return node.op == "call_function" and bool(_VIEW_OPS.match(_target_name(node.target)))
 
 
 def _is_in_place(target):

@@ -68,11 +68,12 @@ class Step:
         self._n_inputs, self._n_targets = len(input_tensors), len(target_tensors)
         p = self.param_names
         if mode == "infer":
-            self.example = [t.detach() for t in params.values()] + input_tensors
+            self.example = [t.detach().clone() for t in params.values()] + input_tensors
             self.arg_names = p + input_names
             self.result_names = None
             return
-        self.example = [t.detach() for t in params.values()] + input_tensors + target_tensors
+        # Copies: the step must not see later in-place updates of the module.
+        self.example = [t.detach().clone() for t in params.values()] + input_tensors + target_tensors
         self.arg_names = p + input_names + target_names
         self.result_names = ["loss"] + [f"grad.{n}" for n in p]
         if optimizer is not None:

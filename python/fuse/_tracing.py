@@ -46,7 +46,7 @@ _DECOMPOSED_ON_TORCH_1 = _ops(
     "_unsafe_view", "expand_as", "masked_fill", "rsub", "squeeze", "unbind", "split",
     "native_group_norm", "native_group_norm_backward", "binary_cross_entropy",
     "binary_cross_entropy_backward", "logsumexp", "clamp_min", "clamp_max", "repeat",
-    "huber_loss", "smooth_l1_loss", "cumsum", "linalg_vector_norm", "norm", "prod")
+    "huber_loss", "smooth_l1_loss", "linalg_vector_norm", "norm")
 
 
 def decomposition_table():

@@ -104,7 +104,11 @@ def export_graph(graph, example_inputs=None, *, arg_names=None, result_names=Non
     if retrace:
         inputs = list(example_inputs) if example_inputs is not None else [_example_for(n) for n in placeholders]
         with torch.no_grad():
-            graph = _trace(lambda *args: graph(*args), inputs, None)
+            # The Interpreter takes one value per placeholder whatever the
+            # graph's own calling convention (AOTAutograd's joint graph takes
+            # lists of primals and tangents).
+            interpreter = torch.fx.Interpreter(graph)
+            graph = _trace(lambda *args: interpreter.run(*args), inputs, None)
     specs = [ArgSpec(n, (index_bounds or {}).get(n)) for n in arg_names]
     return _convert(graph, name, specs, result_names, comment)
 

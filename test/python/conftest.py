@@ -1,0 +1,52 @@
+"""Shared helpers for the exporter tests: run fuse-opt and fuse-run on what
+the exporter writes, and compare with PyTorch on the same inputs."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from fuse import reference  # noqa: E402
+from fuse._tracing import TORCH_2  # noqa: E402
+
+BIN = pathlib.Path(os.environ.get("FUSE_BIN_DIR", ROOT / "build" / "bin"))
+
+requires_torch2 = pytest.mark.skipif(
+    not TORCH_2, reason=f"needs torch 2.x (run on the GPU machine); this is torch {torch.__version__}")
+
+
+def _run(args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True)
+
+
+def verify(text, tmp_path, name="graph"):
+    """Parses and verifies exported text with fuse-opt; returns its path."""
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(text)
+    result = _run([BIN / "fuse-opt", path, "-o", os.devnull])
+    assert result.returncode == 0, f"fuse-opt rejected the export:\n{result.stderr}\n{text[:4000]}"
+    return path
+
+
+def matches_torch(step, text, tmp_path, name="graph"):
+    """Runs the exported graph on the CPU reference interpreter with the
+    step's own inputs and checks every result against PyTorch's."""
+    path = verify(text, tmp_path, name)
+    inputs, expected = reference.save_io(step, str(tmp_path / name))
+    result = _run([BIN / "fuse-run", path, "--inputs", inputs, "--expected", expected])
+    assert result.returncode == 0 and "expected: PASS" in result.stdout, \
+        f"fuse-run disagrees with PyTorch:\n{result.stdout[-6000:]}\n{result.stderr}"
+    return result.stdout
+
+
+def ops_in(text):
+    """The fuse op names used by a graph, with their counts."""
+    import collections
+    import re
+    return collections.Counter(re.findall(r"= (fuse\.[a-z_]+)", text))
