@@ -5,7 +5,8 @@
 #   FUSE_BUILD_DIR=out bash scripts/setup.sh
 #
 # Installs (as root, through apt-get) MLIR/LLVM 22, lit/FileCheck, CMake,
-# Ninja and GoogleTest when they are not there yet, then configures a Release
+# Ninja, GoogleTest, and PyTorch with pytest (the exporter's tests) when they
+# are not there yet, then configures a Release
 # build with LLVM and MLIR linked statically and builds every target.
 set -euo pipefail
 
@@ -16,6 +17,8 @@ packages=(
   cmake ninja-build g++ python3 python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev libzip-dev
+  # The PyTorch exporter's tests (torch 1.13 has make_fx and AOTAutograd).
+  python3-torch python3-pytest
 )
 
 missing=()

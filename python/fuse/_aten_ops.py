@@ -801,9 +801,8 @@ def linear(cx, node, x, weight, bias=None):
 
 # -- normalisation, softmax, losses ---------------------------------------------------
 
-@handles("aten.native_layer_norm.default")
-def native_layer_norm(cx, node, x, normalized_shape, weight, bias, eps):
-    out = cx.node_type(index=0)
+def _layer_norm(cx, x, normalized_shape, weight, bias, eps, out):
+    """fuse.layer_norm: (output, mean, rstd), statistics in f32."""
     axis = out.rank - len(normalized_shape)
     value = operand(cx, x, out.shape, out.element)
     stats = TensorType(out.shape[:axis] + (1,) * (out.rank - axis), "f32")
@@ -813,15 +812,19 @@ def native_layer_norm(cx, node, x, normalized_shape, weight, bias, eps):
             text += f" {name}({{{len(operands)}}})"
             operands.append(operand(cx, param, out.shape[axis:], out.element))
     types = ", ".join(str(v.type) for v in operands)
-    results = cx.emit(f"{text} axis = {axis} epsilon = {format_float(eps)} : ({types}) -> "
-                      f"({out}, {stats}, {stats})", operands, [out, stats, stats])
-    output, mean, rstd = results
+    return cx.emit(f"{text} axis = {axis} epsilon = {format_float(eps)} : ({types}) -> "
+                   f"({out}, {stats}, {stats})", operands, [out, stats, stats])
+
+
+@handles("aten.native_layer_norm.default")
+def native_layer_norm(cx, node, x, normalized_shape, weight, bias, eps):
+    output, mean, rstd = _layer_norm(cx, x, normalized_shape, weight, bias, eps, cx.node_type(index=0))
     return output, finish(cx, mean, 1), finish(cx, rstd, 2)
 
 
 @handles("aten.layer_norm.default")
 def layer_norm(cx, node, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    return native_layer_norm(cx, node, x, normalized_shape, weight, bias, eps)[0]
+    return _layer_norm(cx, x, normalized_shape, weight, bias, eps, cx.node_type())[0]
 
 
 @handles("aten.rms_norm.default")

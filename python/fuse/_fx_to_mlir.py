@@ -78,13 +78,26 @@ def source_location(node):
         return None
     frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
     for path, line in reversed(frames):
-        normalized = path.replace("\\", "/")
-        if "/torch/" in normalized or normalized.startswith("<"):
+        if not is_user_frame(path):
             continue
-        if "/fuse/_" in normalized:  # the exporter's own machinery
-            continue
-        return _short_path(normalized), int(line)
+        return _short_path(path.replace("\\", "/")), int(line)
     return None
+
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)).replace("\\", "/") + "/"
+_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+
+
+def is_user_frame(path):
+    """Whether a stack frame is the model's code: not torch's own, not the
+    exporter's machinery (its public files, such as a user's step function
+    written there, count as user code only for fuse/export.py's callers)."""
+    path = os.path.abspath(path).replace("\\", "/")
+    if path.startswith(_TORCH_DIR) or os.path.basename(path).startswith("<"):
+        return False
+    if path.startswith(_EXPORTER_DIR) and os.path.basename(path).startswith("_"):
+        return False
+    return not path.startswith("<")
 
 
 def _short_path(path):

@@ -105,9 +105,9 @@ class TracingError(Exception):
 
 def _describe_tracing_failure(error):
     import traceback
+    from ._fx_to_mlir import is_user_frame
     frames = traceback.extract_tb(error.__traceback__)
-    user = [f for f in frames if "/torch/" not in f.filename.replace("\\", "/")
-            and "/fuse/_" not in f.filename.replace("\\", "/")]
+    user = [f for f in frames if is_user_frame(f.filename)]
     where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
     name = type(error).__name__
     text = str(error).strip().splitlines()[0] if str(error).strip() else name
