@@ -2,7 +2,8 @@
 //
 // The one place that says how close a result must be to its reference:
 // relative error ||actual - expected|| / ||expected|| (2-norms) against a
-// tolerance chosen from the dtypes involved; NaN never passes.
+// tolerance chosen from the dtypes involved, with an absolute floor for
+// references that are zero up to rounding; NaN never passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,9 +34,16 @@ struct ComparisonResult {
   std::string reason;
 };
 
+/// The absolute difference below which two results agree whatever their
+/// relative error: 1e-4 of the relative tolerance (1e-8 for f32). It only
+/// matters where the reference is zero up to rounding, e.g. the gradient of
+/// an attention key bias, which the softmax cancels exactly in theory.
+double absoluteFloor(double tolerance);
+
 /// Compares `actual` with `expected` (same dtype and shape, else it fails
-/// with the reason). When ||expected|| is 0 the relative error is the 2-norm
-/// of the difference.
+/// with the reason): passes when the relative error is within `tolerance` or
+/// every element is within absoluteFloor(tolerance). When ||expected|| is 0
+/// the relative error is the 2-norm of the difference.
 ComparisonResult compareTensors(const HostTensor &actual,
                                 const HostTensor &expected, double tolerance);
 

@@ -1,0 +1,180 @@
+// gpt2 (tiny): GPT2LMHeadModel, 0.1M parameters, batch 2, sequence 32, float32
+// Exported by: python -m fuse.export gpt2 --config tiny --mode infer
+// torch 2.11.0+cu130
+func.func @gpt2_infer(
+    %transformer.wte.weight: tensor<512x64xf32> {fuse.name = "transformer.wte.weight"},
+    %transformer.wpe.weight: tensor<64x64xf32> {fuse.name = "transformer.wpe.weight"},
+    %transformer.h.0.ln_1.weight: tensor<64xf32> {fuse.name = "transformer.h.0.ln_1.weight"},
+    %transformer.h.0.ln_1.bias: tensor<64xf32> {fuse.name = "transformer.h.0.ln_1.bias"},
+    %transformer.h.0.attn.c_attn.weight: tensor<64x192xf32> {fuse.name = "transformer.h.0.attn.c_attn.weight"},
+    %transformer.h.0.attn.c_attn.bias: tensor<192xf32> {fuse.name = "transformer.h.0.attn.c_attn.bias"},
+    %transformer.h.0.attn.c_proj.weight: tensor<64x64xf32> {fuse.name = "transformer.h.0.attn.c_proj.weight"},
+    %transformer.h.0.attn.c_proj.bias: tensor<64xf32> {fuse.name = "transformer.h.0.attn.c_proj.bias"},
+    %transformer.h.0.ln_2.weight: tensor<64xf32> {fuse.name = "transformer.h.0.ln_2.weight"},
+    %transformer.h.0.ln_2.bias: tensor<64xf32> {fuse.name = "transformer.h.0.ln_2.bias"},
+    %transformer.h.0.mlp.c_fc.weight: tensor<64x256xf32> {fuse.name = "transformer.h.0.mlp.c_fc.weight"},
+    %transformer.h.0.mlp.c_fc.bias: tensor<256xf32> {fuse.name = "transformer.h.0.mlp.c_fc.bias"},
+    %transformer.h.0.mlp.c_proj.weight: tensor<256x64xf32> {fuse.name = "transformer.h.0.mlp.c_proj.weight"},
+    %transformer.h.0.mlp.c_proj.bias: tensor<64xf32> {fuse.name = "transformer.h.0.mlp.c_proj.bias"},
+    %transformer.h.1.ln_1.weight: tensor<64xf32> {fuse.name = "transformer.h.1.ln_1.weight"},
+    %transformer.h.1.ln_1.bias: tensor<64xf32> {fuse.name = "transformer.h.1.ln_1.bias"},
+    %transformer.h.1.attn.c_attn.weight: tensor<64x192xf32> {fuse.name = "transformer.h.1.attn.c_attn.weight"},
+    %transformer.h.1.attn.c_attn.bias: tensor<192xf32> {fuse.name = "transformer.h.1.attn.c_attn.bias"},
+    %transformer.h.1.attn.c_proj.weight: tensor<64x64xf32> {fuse.name = "transformer.h.1.attn.c_proj.weight"},
+    %transformer.h.1.attn.c_proj.bias: tensor<64xf32> {fuse.name = "transformer.h.1.attn.c_proj.bias"},
+    %transformer.h.1.ln_2.weight: tensor<64xf32> {fuse.name = "transformer.h.1.ln_2.weight"},
+    %transformer.h.1.ln_2.bias: tensor<64xf32> {fuse.name = "transformer.h.1.ln_2.bias"},
+    %transformer.h.1.mlp.c_fc.weight: tensor<64x256xf32> {fuse.name = "transformer.h.1.mlp.c_fc.weight"},
+    %transformer.h.1.mlp.c_fc.bias: tensor<256xf32> {fuse.name = "transformer.h.1.mlp.c_fc.bias"},
+    %transformer.h.1.mlp.c_proj.weight: tensor<256x64xf32> {fuse.name = "transformer.h.1.mlp.c_proj.weight"},
+    %transformer.h.1.mlp.c_proj.bias: tensor<64xf32> {fuse.name = "transformer.h.1.mlp.c_proj.bias"},
+    %transformer.ln_f.weight: tensor<64xf32> {fuse.name = "transformer.ln_f.weight"},
+    %transformer.ln_f.bias: tensor<64xf32> {fuse.name = "transformer.ln_f.bias"},
+    %input_ids: tensor<2x32xi64> {fuse.name = "input_ids", fuse.index_bound = 512 : i64})
+    -> (tensor<2x32x512xf32> {fuse.name = "logits"}) {
+  %embedding = fuse.gather %transformer.wte.weight[%input_ids], dim = 0 : (tensor<512x64xf32>, tensor<2x32xi64>) -> tensor<2x32x64xf32> loc(#loc30)
+  %cst = fuse.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]]> : tensor<1x32xi64> loc(#loc34)
+  %embedding_1 = fuse.gather %transformer.wpe.weight[%cst], dim = 0 : (tensor<64x64xf32>, tensor<1x32xi64>) -> tensor<1x32x64xf32> loc(#loc34)
+  %add_1 = fuse.broadcast_in_dim %embedding_1, dims = [0, 1, 2] : (tensor<1x32x64xf32>) -> tensor<2x32x64xf32> loc(#loc35)
+  %add_1_1 = fuse.add %embedding, %add_1 : tensor<2x32x64xf32> loc(#loc35)
+  %native_layer_norm, %native_layer_norm_1, %native_layer_norm_2 = fuse.layer_norm %add_1_1 weight(%transformer.h.0.ln_1.weight) bias(%transformer.h.0.ln_1.bias) axis = 2 epsilon = 1.0e-05 : (tensor<2x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x32x64xf32>, tensor<2x32x1xf32>, tensor<2x32x1xf32>) loc(#loc36)
+  %view_1 = fuse.reshape %native_layer_norm : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc40)
+  %addmm = fuse.matmul %view_1, %transformer.h.0.attn.c_attn.weight : (tensor<64x64xf32>, tensor<64x192xf32>) -> tensor<64x192xf32> loc(#loc41)
+  %addmm_1 = fuse.broadcast_in_dim %transformer.h.0.attn.c_attn.bias, dims = [1] : (tensor<192xf32>) -> tensor<64x192xf32> loc(#loc41)
+  %addmm_2 = fuse.add %addmm, %addmm_1 : tensor<64x192xf32> loc(#loc41)
+  %view_2 = fuse.reshape %addmm_2 : (tensor<64x192xf32>) -> tensor<2x32x192xf32> loc(#loc42)
+  %split_with_sizes = fuse.slice %view_2, start = [0, 0, 0], limit = [2, 32, 64], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc43)
+  %split_with_sizes_1 = fuse.slice %view_2, start = [0, 0, 64], limit = [2, 32, 128], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc43)
+  %split_with_sizes_2 = fuse.slice %view_2, start = [0, 0, 128], limit = [2, 32, 192], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc43)
+  %view_3 = fuse.reshape %split_with_sizes_1 : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc47)
+  %permute = fuse.transpose %view_3, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc48)
+  %view_4 = fuse.reshape %split_with_sizes_2 : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc49)
+  %permute_1 = fuse.transpose %view_4, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc50)
+  %view_5 = fuse.reshape %split_with_sizes : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc51)
+  %permute_2 = fuse.transpose %view_5, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc52)
+  %_scaled_dot_product_flash_attention_for_cpu, %_scaled_dot_product_flash_attention_for_cpu_1 = fuse.scaled_dot_product_attention %permute_2, %permute, %permute_1 causal scale = 0.25 : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>) -> (tensor<2x4x32x16xf32>, tensor<2x4x32xf32>) loc(#loc59)
+  %permute_3 = fuse.transpose %_scaled_dot_product_flash_attention_for_cpu, permutation = [0, 2, 1, 3] : (tensor<2x4x32x16xf32>) -> tensor<2x32x4x16xf32> loc(#loc62)
+  %view_6 = fuse.reshape %permute_3 : (tensor<2x32x4x16xf32>) -> tensor<2x32x64xf32> loc(#loc63)
+  %view_7 = fuse.reshape %view_6 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc64)
+  %addmm_1_1 = fuse.matmul %view_7, %transformer.h.0.attn.c_proj.weight : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> loc(#loc65)
+  %addmm_1_2 = fuse.broadcast_in_dim %transformer.h.0.attn.c_proj.bias, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32> loc(#loc65)
+  %addmm_1_3 = fuse.add %addmm_1_1, %addmm_1_2 : tensor<64x64xf32> loc(#loc65)
+  %view_8 = fuse.reshape %addmm_1_3 : (tensor<64x64xf32>) -> tensor<2x32x64xf32> loc(#loc66)
+  %add_2 = fuse.add %view_8, %add_1_1 : tensor<2x32x64xf32> loc(#loc67)
+  %native_layer_norm_1_1, %native_layer_norm_1_2, %native_layer_norm_1_3 = fuse.layer_norm %add_2 weight(%transformer.h.0.ln_2.weight) bias(%transformer.h.0.ln_2.bias) axis = 2 epsilon = 1.0e-05 : (tensor<2x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x32x64xf32>, tensor<2x32x1xf32>, tensor<2x32x1xf32>) loc(#loc68)
+  %view_9 = fuse.reshape %native_layer_norm_1_1 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc72)
+  %addmm_2_1 = fuse.matmul %view_9, %transformer.h.0.mlp.c_fc.weight : (tensor<64x64xf32>, tensor<64x256xf32>) -> tensor<64x256xf32> loc(#loc73)
+  %addmm_2_2 = fuse.broadcast_in_dim %transformer.h.0.mlp.c_fc.bias, dims = [1] : (tensor<256xf32>) -> tensor<64x256xf32> loc(#loc73)
+  %addmm_2_3 = fuse.add %addmm_2_1, %addmm_2_2 : tensor<64x256xf32> loc(#loc73)
+  %view_10 = fuse.reshape %addmm_2_3 : (tensor<64x256xf32>) -> tensor<2x32x256xf32> loc(#loc74)
+  %gelu = fuse.gelu %view_10, approximate = tanh : tensor<2x32x256xf32> loc(#loc75)
+  %view_11 = fuse.reshape %gelu : (tensor<2x32x256xf32>) -> tensor<64x256xf32> loc(#loc76)
+  %addmm_3 = fuse.matmul %view_11, %transformer.h.0.mlp.c_proj.weight : (tensor<64x256xf32>, tensor<256x64xf32>) -> tensor<64x64xf32> loc(#loc77)
+  %addmm_3_1 = fuse.broadcast_in_dim %transformer.h.0.mlp.c_proj.bias, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32> loc(#loc77)
+  %addmm_3_2 = fuse.add %addmm_3, %addmm_3_1 : tensor<64x64xf32> loc(#loc77)
+  %view_12 = fuse.reshape %addmm_3_2 : (tensor<64x64xf32>) -> tensor<2x32x64xf32> loc(#loc78)
+  %add_3 = fuse.add %add_2, %view_12 : tensor<2x32x64xf32> loc(#loc79)
+  %native_layer_norm_2_1, %native_layer_norm_2_2, %native_layer_norm_2_3 = fuse.layer_norm %add_3 weight(%transformer.h.1.ln_1.weight) bias(%transformer.h.1.ln_1.bias) axis = 2 epsilon = 1.0e-05 : (tensor<2x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x32x64xf32>, tensor<2x32x1xf32>, tensor<2x32x1xf32>) loc(#loc80)
+  %view_13 = fuse.reshape %native_layer_norm_2_1 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc84)
+  %addmm_4 = fuse.matmul %view_13, %transformer.h.1.attn.c_attn.weight : (tensor<64x64xf32>, tensor<64x192xf32>) -> tensor<64x192xf32> loc(#loc85)
+  %addmm_4_1 = fuse.broadcast_in_dim %transformer.h.1.attn.c_attn.bias, dims = [1] : (tensor<192xf32>) -> tensor<64x192xf32> loc(#loc85)
+  %addmm_4_2 = fuse.add %addmm_4, %addmm_4_1 : tensor<64x192xf32> loc(#loc85)
+  %view_14 = fuse.reshape %addmm_4_2 : (tensor<64x192xf32>) -> tensor<2x32x192xf32> loc(#loc86)
+  %split_with_sizes_1_1 = fuse.slice %view_14, start = [0, 0, 0], limit = [2, 32, 64], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc87)
+  %split_with_sizes_1_2 = fuse.slice %view_14, start = [0, 0, 64], limit = [2, 32, 128], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc87)
+  %split_with_sizes_1_3 = fuse.slice %view_14, start = [0, 0, 128], limit = [2, 32, 192], stride = [1, 1, 1] : (tensor<2x32x192xf32>) -> tensor<2x32x64xf32> loc(#loc87)
+  %view_15 = fuse.reshape %split_with_sizes_1_2 : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc91)
+  %permute_4 = fuse.transpose %view_15, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc92)
+  %view_16 = fuse.reshape %split_with_sizes_1_3 : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc93)
+  %permute_5 = fuse.transpose %view_16, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc94)
+  %view_17 = fuse.reshape %split_with_sizes_1_1 : (tensor<2x32x64xf32>) -> tensor<2x32x4x16xf32> loc(#loc95)
+  %permute_6 = fuse.transpose %view_17, permutation = [0, 2, 1, 3] : (tensor<2x32x4x16xf32>) -> tensor<2x4x32x16xf32> loc(#loc96)
+  %_scaled_dot_product_flash_attention_for_cpu_1_1, %_scaled_dot_product_flash_attention_for_cpu_1_2 = fuse.scaled_dot_product_attention %permute_6, %permute_4, %permute_5 causal scale = 0.25 : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>) -> (tensor<2x4x32x16xf32>, tensor<2x4x32xf32>) loc(#loc103)
+  %permute_7 = fuse.transpose %_scaled_dot_product_flash_attention_for_cpu_1_1, permutation = [0, 2, 1, 3] : (tensor<2x4x32x16xf32>) -> tensor<2x32x4x16xf32> loc(#loc106)
+  %view_18 = fuse.reshape %permute_7 : (tensor<2x32x4x16xf32>) -> tensor<2x32x64xf32> loc(#loc107)
+  %view_19 = fuse.reshape %view_18 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc108)
+  %addmm_5 = fuse.matmul %view_19, %transformer.h.1.attn.c_proj.weight : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> loc(#loc109)
+  %addmm_5_1 = fuse.broadcast_in_dim %transformer.h.1.attn.c_proj.bias, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32> loc(#loc109)
+  %addmm_5_2 = fuse.add %addmm_5, %addmm_5_1 : tensor<64x64xf32> loc(#loc109)
+  %view_20 = fuse.reshape %addmm_5_2 : (tensor<64x64xf32>) -> tensor<2x32x64xf32> loc(#loc110)
+  %add_4 = fuse.add %view_20, %add_3 : tensor<2x32x64xf32> loc(#loc111)
+  %native_layer_norm_3, %native_layer_norm_3_1, %native_layer_norm_3_2 = fuse.layer_norm %add_4 weight(%transformer.h.1.ln_2.weight) bias(%transformer.h.1.ln_2.bias) axis = 2 epsilon = 1.0e-05 : (tensor<2x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x32x64xf32>, tensor<2x32x1xf32>, tensor<2x32x1xf32>) loc(#loc112)
+  %view_21 = fuse.reshape %native_layer_norm_3 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc116)
+  %addmm_6 = fuse.matmul %view_21, %transformer.h.1.mlp.c_fc.weight : (tensor<64x64xf32>, tensor<64x256xf32>) -> tensor<64x256xf32> loc(#loc117)
+  %addmm_6_1 = fuse.broadcast_in_dim %transformer.h.1.mlp.c_fc.bias, dims = [1] : (tensor<256xf32>) -> tensor<64x256xf32> loc(#loc117)
+  %addmm_6_2 = fuse.add %addmm_6, %addmm_6_1 : tensor<64x256xf32> loc(#loc117)
+  %view_22 = fuse.reshape %addmm_6_2 : (tensor<64x256xf32>) -> tensor<2x32x256xf32> loc(#loc118)
+  %gelu_1 = fuse.gelu %view_22, approximate = tanh : tensor<2x32x256xf32> loc(#loc119)
+  %view_23 = fuse.reshape %gelu_1 : (tensor<2x32x256xf32>) -> tensor<64x256xf32> loc(#loc120)
+  %addmm_7 = fuse.matmul %view_23, %transformer.h.1.mlp.c_proj.weight : (tensor<64x256xf32>, tensor<256x64xf32>) -> tensor<64x64xf32> loc(#loc121)
+  %addmm_7_1 = fuse.broadcast_in_dim %transformer.h.1.mlp.c_proj.bias, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32> loc(#loc121)
+  %addmm_7_2 = fuse.add %addmm_7, %addmm_7_1 : tensor<64x64xf32> loc(#loc121)
+  %view_24 = fuse.reshape %addmm_7_2 : (tensor<64x64xf32>) -> tensor<2x32x64xf32> loc(#loc122)
+  %add_5 = fuse.add %add_4, %view_24 : tensor<2x32x64xf32> loc(#loc123)
+  %native_layer_norm_4, %native_layer_norm_4_1, %native_layer_norm_4_2 = fuse.layer_norm %add_5 weight(%transformer.ln_f.weight) bias(%transformer.ln_f.bias) axis = 2 epsilon = 1.0e-05 : (tensor<2x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x32x64xf32>, tensor<2x32x1xf32>, tensor<2x32x1xf32>) loc(#loc124)
+  %view_26 = fuse.reshape %native_layer_norm_4 : (tensor<2x32x64xf32>) -> tensor<64x64xf32> loc(#loc131)
+  %mm = fuse.matmul %view_26, %transformer.wte.weight transpose_rhs : (tensor<64x64xf32>, tensor<512x64xf32>) -> tensor<64x512xf32> loc(#loc132)
+  %view_27 = fuse.reshape %mm : (tensor<64x512xf32>) -> tensor<2x32x512xf32> loc(#loc133)
+  return %view_27 : tensor<2x32x512xf32>
+}
+#loc30 = loc("embedding"("transformers/models/gpt2/modeling_gpt2.py":569:0))
+#loc34 = loc("embedding_1"("transformers/models/gpt2/modeling_gpt2.py":576:0))
+#loc35 = loc("add_1"("transformers/models/gpt2/modeling_gpt2.py":577:0))
+#loc36 = loc("native_layer_norm"("transformers/models/gpt2/modeling_gpt2.py":273:0))
+#loc40 = loc("view_1"("transformers/pytorch_utils.py":119:0))
+#loc41 = loc("addmm"("transformers/pytorch_utils.py":119:0))
+#loc42 = loc("view_2"("transformers/pytorch_utils.py":120:0))
+#loc43 = loc("split_with_sizes"("transformers/models/gpt2/modeling_gpt2.py":185:0))
+#loc47 = loc("view_3"("transformers/models/gpt2/modeling_gpt2.py":187:0))
+#loc48 = loc("permute"("transformers/models/gpt2/modeling_gpt2.py":187:0))
+#loc49 = loc("view_4"("transformers/models/gpt2/modeling_gpt2.py":188:0))
+#loc50 = loc("permute_1"("transformers/models/gpt2/modeling_gpt2.py":188:0))
+#loc51 = loc("view_5"("transformers/models/gpt2/modeling_gpt2.py":191:0))
+#loc52 = loc("permute_2"("transformers/models/gpt2/modeling_gpt2.py":191:0))
+#loc59 = loc("_scaled_dot_product_flash_attention_for_cpu"("transformers/models/gpt2/modeling_gpt2.py":211:0))
+#loc62 = loc("permute_3"("transformers/models/gpt2/modeling_gpt2.py":211:0))
+#loc63 = loc("view_6"("transformers/models/gpt2/modeling_gpt2.py":222:0))
+#loc64 = loc("view_7"("transformers/pytorch_utils.py":119:0))
+#loc65 = loc("addmm_1"("transformers/pytorch_utils.py":119:0))
+#loc66 = loc("view_8"("transformers/pytorch_utils.py":120:0))
+#loc67 = loc("add_2"("transformers/models/gpt2/modeling_gpt2.py":282:0))
+#loc68 = loc("native_layer_norm_1"("transformers/models/gpt2/modeling_gpt2.py":304:0))
+#loc72 = loc("view_9"("transformers/pytorch_utils.py":119:0))
+#loc73 = loc("addmm_2"("transformers/pytorch_utils.py":119:0))
+#loc74 = loc("view_10"("transformers/pytorch_utils.py":120:0))
+#loc75 = loc("gelu"("transformers/activations.py":51:0))
+#loc76 = loc("view_11"("transformers/pytorch_utils.py":119:0))
+#loc77 = loc("addmm_3"("transformers/pytorch_utils.py":119:0))
+#loc78 = loc("view_12"("transformers/pytorch_utils.py":120:0))
+#loc79 = loc("add_3"("transformers/models/gpt2/modeling_gpt2.py":307:0))
+#loc80 = loc("native_layer_norm_2"("transformers/models/gpt2/modeling_gpt2.py":273:0))
+#loc84 = loc("view_13"("transformers/pytorch_utils.py":119:0))
+#loc85 = loc("addmm_4"("transformers/pytorch_utils.py":119:0))
+#loc86 = loc("view_14"("transformers/pytorch_utils.py":120:0))
+#loc87 = loc("split_with_sizes_1"("transformers/models/gpt2/modeling_gpt2.py":185:0))
+#loc91 = loc("view_15"("transformers/models/gpt2/modeling_gpt2.py":187:0))
+#loc92 = loc("permute_4"("transformers/models/gpt2/modeling_gpt2.py":187:0))
+#loc93 = loc("view_16"("transformers/models/gpt2/modeling_gpt2.py":188:0))
+#loc94 = loc("permute_5"("transformers/models/gpt2/modeling_gpt2.py":188:0))
+#loc95 = loc("view_17"("transformers/models/gpt2/modeling_gpt2.py":191:0))
+#loc96 = loc("permute_6"("transformers/models/gpt2/modeling_gpt2.py":191:0))
+#loc103 = loc("_scaled_dot_product_flash_attention_for_cpu_1"("transformers/models/gpt2/modeling_gpt2.py":211:0))
+#loc106 = loc("permute_7"("transformers/models/gpt2/modeling_gpt2.py":211:0))
+#loc107 = loc("view_18"("transformers/models/gpt2/modeling_gpt2.py":222:0))
+#loc108 = loc("view_19"("transformers/pytorch_utils.py":119:0))
+#loc109 = loc("addmm_5"("transformers/pytorch_utils.py":119:0))
+#loc110 = loc("view_20"("transformers/pytorch_utils.py":120:0))
+#loc111 = loc("add_4"("transformers/models/gpt2/modeling_gpt2.py":282:0))
+#loc112 = loc("native_layer_norm_3"("transformers/models/gpt2/modeling_gpt2.py":304:0))
+#loc116 = loc("view_21"("transformers/pytorch_utils.py":119:0))
+#loc117 = loc("addmm_6"("transformers/pytorch_utils.py":119:0))
+#loc118 = loc("view_22"("transformers/pytorch_utils.py":120:0))
+#loc119 = loc("gelu_1"("transformers/activations.py":51:0))
+#loc120 = loc("view_23"("transformers/pytorch_utils.py":119:0))
+#loc121 = loc("addmm_7"("transformers/pytorch_utils.py":119:0))
+#loc122 = loc("view_24"("transformers/pytorch_utils.py":120:0))
+#loc123 = loc("add_5"("transformers/models/gpt2/modeling_gpt2.py":307:0))
+#loc124 = loc("native_layer_norm_4"("transformers/models/gpt2/modeling_gpt2.py":619:0))
+#loc131 = loc("view_26"("transformers/models/gpt2/modeling_gpt2.py":697:0))
+#loc132 = loc("mm"("transformers/models/gpt2/modeling_gpt2.py":697:0))
+#loc133 = loc("view_27"("transformers/models/gpt2/modeling_gpt2.py":697:0))
