@@ -77,7 +77,10 @@ def source_location(node):
     if not trace:
         return None
     frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
-    for path, line in reversed(frames):
+    # torch 2 writes the innermost frame last (as tracebacks do); torch 1.13's
+    # tracer wrote it first.
+    innermost_first = int(torch.__version__.split(".")[0]) < 2
+    for path, line in (frames if innermost_first else reversed(frames)):
         if not is_user_frame(path):
             continue
         return _short_path(path.replace("\\", "/")), int(line)

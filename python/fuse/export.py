@@ -189,6 +189,11 @@ def main(argv=None):
     except ExportError as error:
         print(f"fuse.export: error: {error}", file=sys.stderr)
         return 1
+    except ImportError as error:
+        print(f"fuse.export: error: the built-in models are HuggingFace transformers classes, and "
+              f"transformers is not importable here ({error}); export your own module with "
+              f"fuse.export.export_module instead", file=sys.stderr)
+        return 1
     if args.output == "-":
         sys.stdout.write(text)
     else:

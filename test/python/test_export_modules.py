@@ -109,6 +109,10 @@ def test_every_op_carries_its_node_as_location(tmp_path):
     body = [line for line in text.splitlines() if line.startswith("  %")]
     assert body and all(" loc(#loc" in line for line in body)
     assert '#loc' in text and 'loc("addmm' in text
+    # ...and the model's source line, not torch's or the exporter's.
+    source = open(__file__).read().splitlines()
+    forward_line = 1 + next(i for i, l in enumerate(source) if "return self.out(F.gelu(" in l)
+    assert f'test_export_modules.py":{forward_line}:0' in text
     verify(text, tmp_path)
 
 
