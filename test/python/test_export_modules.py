@@ -240,3 +240,20 @@ def test_torch_export_program(tmp_path):
     text = export_graph(program, name="mlp")
     assert '{fuse.name = "fc.weight"}' in text
     verify(text, tmp_path)
+
+
+def test_errors_in_the_exported_graph_point_at_the_model_source(tmp_path):
+    import numpy as np
+    import subprocess
+    from conftest import BIN
+    step = Step(TokenClassifier(), {"ids": torch.randint(0, 50, (2, 3))})
+    path = verify(export_step(step), tmp_path)
+    inputs = {k: v.numpy() for k, v in step.inputs_by_name().items()}
+    inputs["ids"] = np.full((2, 3), 99, dtype=np.int64)  # past the 50-row embedding
+    np.savez(tmp_path / "bad.npz", **inputs)
+    result = subprocess.run([str(BIN / "fuse-run"), str(path), "--inputs", str(tmp_path / "bad.npz")],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    source = open(__file__).read().splitlines()
+    line = 1 + next(i for i, l in enumerate(source) if "self.head(torch.tanh(self.embed(ids)))" in l)
+    assert f"test_export_modules.py:{line}:0: error:" in result.stderr, result.stderr
