@@ -4,7 +4,6 @@ reference interpreter."""
 
 import math
 
-import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

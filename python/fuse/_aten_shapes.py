@@ -1,0 +1,300 @@
+"""ATen shape, indexing and reduction ops as fuse ops."""
+
+import math
+
+from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, broadcast,
+                           cast, element_type, finish, handles, index_operand, int_list,
+                           normalize_dim, normalize_dims, operand, reduce, reshape, transpose)
+
+
+# -- shapes -----------------------------------------------------------------------
+
+@handles("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+         "aten.view_copy.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
+         "aten.unsqueeze.default", "aten.flatten.using_ints", "aten.unflatten.int",
+         "aten._reshape_alias.default")
+def view(cx, node, x, *args):
+    out = cx.node_type()
+    return reshape(cx, operand(cx, x, x.shape, out.element), out.shape)
+
+
+@handles("aten.permute.default")
+def permute(cx, node, x, dims):
+    return transpose(cx, x, [normalize_dim(d, x.type.rank) for d in dims])
+
+
+@handles("aten.transpose.int")
+def transpose_int(cx, node, x, dim0, dim1):
+    rank = x.type.rank
+    permutation = list(range(rank))
+    a, b = normalize_dim(dim0, rank), normalize_dim(dim1, rank)
+    permutation[a], permutation[b] = permutation[b], permutation[a]
+    return transpose(cx, x, permutation)
+
+
+@handles("aten.t.default", "aten.numpy_T.default")
+def t(cx, node, x):
+    return transpose(cx, x, list(reversed(range(x.type.rank))))
+
+
+@handles("aten.expand.default", "aten.expand_copy.default", "aten.broadcast_to.default")
+def expand(cx, node, x, size, implicit=False):
+    out = cx.node_type()
+    return operand(cx, x, out.shape, out.element)
+
+
+def slice_value(cx, x, dim, start, end, step=1):
+    shape = x.shape
+    if start == 0 and end == shape[dim] and step == 1:
+        return x
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[dim], limits[dim], strides[dim] = start, end, step
+    size = max(0, -(-(end - start) // step))
+    type_ = x.type.with_shape(shape[:dim] + (size,) + shape[dim + 1:])
+    return cx.emit(f"fuse.slice {{0}}, start = {int_list(starts)}, limit = {int_list(limits)}, "
+                   f"stride = {int_list(strides)} : ({x.type}) -> {type_}", [x], [type_])
+
+
+def _slice_bounds(size, start, end):
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end
+
+
+@handles("aten.slice.Tensor", "aten.slice_copy.Tensor")
+def slice_tensor(cx, node, x, dim=0, start=None, end=None, step=1):
+    dim = normalize_dim(dim, x.type.rank)
+    start, end = _slice_bounds(x.shape[dim], start, end)
+    return slice_value(cx, x, dim, start, end, int(step))
+
+
+@handles("aten.select.int", "aten.select_copy.int")
+def select_int(cx, node, x, dim, index):
+    dim = normalize_dim(dim, x.type.rank)
+    index = int(index) + (x.shape[dim] if int(index) < 0 else 0)
+    return reshape(cx, slice_value(cx, x, dim, index, index + 1), cx.node_type().shape)
+
+
+def concat(cx, values, dim, out):
+    values = [v for v in values if v.type.numel > 0 or len(values) == 1]
+    if len(values) == 1:
+        return values[0]
+    types = ", ".join(str(v.type) for v in values)
+    fields = ", ".join("{%d}" % i for i in range(len(values)))
+    return cx.emit(f"fuse.concat dim({dim}) {fields} : ({types}) -> {out}", values, [out])
+
+
+@handles("aten.cat.default")
+def cat(cx, node, tensors, dim=0):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    values = []
+    for x in tensors:
+        if isinstance(x, (Value, Const)) and len(x.shape) == 1 and x.shape[0] == 0 and out.rank > 1:
+            continue  # torch.cat skips empty 1-D tensors
+        values.append(operand(cx, x, x.shape, out.element))
+    return concat(cx, values, dim, out)
+
+
+@handles("aten.split.Tensor", "aten.split_with_sizes.default", "aten.split_with_sizes_copy.default",
+         "aten.split.sizes")
+def split(cx, node, x, sizes, dim=0):
+    dim = normalize_dim(dim, x.type.rank)
+    total = x.shape[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - start) for start in range(0, total, sizes)]
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(slice_value(cx, x, dim, start, start + int(size)))
+        start += int(size)
+    return pieces
+
+
+@handles("aten.unbind.int")
+def unbind(cx, node, x, dim=0):
+    dim = normalize_dim(dim, x.type.rank)
+    shape = x.shape[:dim] + x.shape[dim + 1:]
+    return [reshape(cx, slice_value(cx, x, dim, i, i + 1), shape) for i in range(x.shape[dim])]
+
+
+@handles("aten.slice_scatter.default")
+def slice_scatter(cx, node, base, source, dim=0, start=None, end=None, step=1):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    start, end = _slice_bounds(out.shape[dim], start, end)
+    if int(step) != 1:
+        raise Unsupported("slice_scatter with a step")
+    base = operand(cx, base, out.shape, out.element)
+    source = operand(cx, source, source.shape, out.element)
+    pieces = [slice_value(cx, base, dim, 0, start), source,
+              slice_value(cx, base, dim, end, out.shape[dim])]
+    return concat(cx, [p for p in pieces if p.shape[dim] > 0], dim, out)
+
+
+@handles("aten.select_scatter.default")
+def select_scatter(cx, node, base, source, dim, index):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    index = int(index) + (out.shape[dim] if int(index) < 0 else 0)
+    shape = list(out.shape)
+    shape[dim] = 1
+    source = reshape(cx, operand(cx, source, source.shape, out.element), shape)
+    return slice_scatter(cx, node, base, source, dim, index, index + 1)
+
+
+@handles("aten.constant_pad_nd.default")
+def constant_pad_nd(cx, node, x, pad, value=0):
+    out = cx.node_type()
+    current = operand(cx, x, x.shape, out.element)
+    for pair in range(len(pad) // 2):
+        dim = out.rank - 1 - pair
+        before, after = int(pad[2 * pair]), int(pad[2 * pair + 1])
+        if before < 0 or after < 0:
+            raise Unsupported("negative padding")
+        pieces = []
+        for size in (before, None, after):
+            if size is None:
+                pieces.append(current)
+            elif size > 0:
+                shape = list(current.shape)
+                shape[dim] = size
+                pieces.append(cx.splat(value, TensorType(shape, out.element)))
+        shape = list(current.shape)
+        shape[dim] += before + after
+        current = concat(cx, pieces, dim, TensorType(shape, out.element))
+    return current
+
+
+# -- indexing -----------------------------------------------------------------------
+
+def gather(cx, x, indices, dim, out):
+    return cx.emit(f"fuse.gather {{0}}[{{1}}], dim = {dim} : ({x.type}, {indices.type}) -> {out}",
+                   [x, indices], [out])
+
+
+@handles("aten.embedding.default")
+def embedding(cx, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    out = cx.node_type()
+    return gather(cx, operand(cx, weight, weight.shape, out.element), index_operand(cx, indices), 0, out)
+
+
+@handles("aten.index_select.default")
+def index_select(cx, node, x, dim, indices):
+    out = cx.node_type()
+    dim = normalize_dim(dim, len(x.shape))
+    return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, indices), dim, out)
+
+
+@handles("aten.index.Tensor")
+def index_tensor(cx, node, x, indices):
+    used = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(used) != 1:
+        raise Unsupported("advanced indexing with more than one index tensor")
+    dim, idx = used[0]
+    if isinstance(idx, (Value, Const)) and element_type(idx) == "i1":
+        raise Unsupported("boolean mask indexing (data-dependent shape)")
+    out = cx.node_type()
+    return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, idx), dim, out)
+
+
+def scatter_add(cx, dest, indices, updates, dim, out):
+    return cx.emit(f"fuse.scatter_add {{0}}[{{1}}], {{2}}, dim = {dim} : ({dest.type}, "
+                   f"{indices.type}, {updates.type}) -> {out}", [dest, indices, updates], [out])
+
+
+@handles("aten.embedding_dense_backward.default")
+def embedding_dense_backward(cx, node, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if scale_grad_by_freq:
+        raise Unsupported("scale_grad_by_freq=True")
+    out = cx.node_type()
+    indices = index_operand(cx, indices)
+    updates = operand(cx, grad, grad.shape, out.element)
+    if padding_idx is not None and int(padding_idx) >= 0:
+        pad = cx.splat(int(padding_idx), indices.type)
+        is_pad = cx.emit(f"fuse.compare eq, {{0}}, {{1}} : {indices.type}", [indices, pad],
+                         [indices.type.with_element("i1")])
+        mask = broadcast(cx, reshape(cx, is_pad, indices.shape + (1,) * (updates.type.rank - indices.type.rank)),
+                         updates.shape)
+        zero = cx.splat(0, updates.type)
+        updates = cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {mask.type}, {updates.type}",
+                          [mask, zero, updates], [updates.type])
+    return scatter_add(cx, cx.splat(0, out), indices, updates, 0, out)
+
+
+@handles("aten.index_put.default")
+def index_put(cx, node, x, indices, values, accumulate=False):
+    used = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if not accumulate or len(used) != 1:
+        raise Unsupported("index_put other than an accumulating update along one dimension")
+    dim, idx = used[0]
+    out = cx.node_type()
+    idx = index_operand(cx, idx)
+    shape = out.shape[:dim] + idx.shape + out.shape[dim + 1:]
+    return scatter_add(cx, operand(cx, x, out.shape, out.element), idx,
+                       operand(cx, values, shape, out.element), dim, out)
+
+
+# -- reductions -----------------------------------------------------------------------
+
+def _reduction(kind):
+    def handler(cx, node, x, dim=None, keepdim=False, dtype=None):
+        out = cx.node_type()
+        dims = normalize_dims(dim, len(x.shape))
+        element = out.element if kind in ("sum", "mean") else element_type(x)
+        value = operand(cx, x, x.shape, element)
+        if value.element == "i1":
+            value = cast(cx, value, "i32")
+        return finish(cx, reduce(cx, kind, value, dims, keepdim, out.with_element(value.element)))
+    return handler
+
+
+HANDLERS["aten.sum.dim_IntList"] = HANDLERS["aten.sum.default"] = _reduction("sum")
+HANDLERS["aten.mean.dim"] = HANDLERS["aten.mean.default"] = _reduction("mean")
+HANDLERS["aten.amax.default"] = HANDLERS["aten.max.default"] = _reduction("max")
+HANDLERS["aten.amin.default"] = HANDLERS["aten.min.default"] = _reduction("min")
+
+
+def _any_all(kind):
+    def handler(cx, node, x, dim=None, keepdim=False):
+        out = cx.node_type()
+        dims = normalize_dims(dim, len(x.shape))
+        flags = cast(cx, as_bool(cx, x, x.shape), "i32")
+        reduced = reduce(cx, kind, flags, dims, keepdim, out.with_element("i32"))
+        zero = cx.splat(0, reduced.type)
+        return cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {reduced.type}", [reduced, zero],
+                       [out.with_element("i1")])
+    return handler
+
+
+HANDLERS["aten.any.dim"] = HANDLERS["aten.any.default"] = HANDLERS["aten.any.dims"] = _any_all("max")
+HANDLERS["aten.all.dim"] = HANDLERS["aten.all.default"] = HANDLERS["aten.all.dims"] = _any_all("min")
+
+
+@handles("aten.argmax.default")
+def argmax(cx, node, x, dim=None, keepdim=False):
+    out = cx.node_type()
+    if dim is None:
+        x = reshape(cx, x, (math.prod(x.shape),))
+        dim = 0
+    dim = normalize_dim(dim, len(x.shape))
+    keep = " keepdim" if keepdim else ""
+    return cx.emit(f"fuse.argmax {{0}}, dim = {dim}{keep} : ({x.type}) -> {out}", [x], [out])
+
+
+@handles("aten.max.dim")
+def max_dim(cx, node, x, dim, keepdim=False):
+    values_type, indices_type = cx.node_type(index=0), cx.node_type(index=1)
+    dim = normalize_dim(dim, len(x.shape))
+    values = reduce(cx, "max", x, [dim], keepdim, values_type)
+    keep = " keepdim" if keepdim else ""
+    indices = cx.emit(f"fuse.argmax {{0}}, dim = {dim}{keep} : ({x.type}) -> {indices_type}", [x],
+                      [indices_type])
+    return values, indices
