@@ -1,0 +1,126 @@
+//===- CostFormulas.h - FLOP and byte arithmetic of fuse ops ----*- C++ -*-===//
+//
+// The arithmetic of the cost model, free of MLIR so that it can be checked by
+// hand (test/unittests/CostModelTest.cpp) and reused by the runtime, which
+// does not link MLIR. CostModel.h applies it to ops.
+//
+// FLOPs follow the convention of model FLOPs utilisation (MFU) as PaLM
+// (Chowdhery et al. 2022, appendix B) and nanoGPT's estimate_mfu define it:
+// 6·N + 12·L·H·Q·T per token for a training step, so that the MFU fuse
+// reports can be set beside the numbers published with those formulas.
+//
+// - matmul: 2·M·N·K per matrix (a multiply and an add per MAC), times batch.
+// - attention forward: QK^T and PV, 2·B·H·Tq·Tk·(D + Dv) = 4·B·H·Tq·Tk·D.
+//   Causal attention is NOT halved: PaLM's 12·L·H·Q·T counts the whole T×T
+//   score matrix whatever the mask, and halving would make our MFU
+//   incomparable with it (FlashAttention's benchmarks halve; a per-kernel
+//   "work done" figure may want that, MFU does not). Scale, softmax, mask
+//   and dropout are not counted, as in PaLM: they are O(T²) next to the
+//   O(T²·D) matmuls.
+// - attention backward: 2× the forward (dQ, dK, dV: four matmuls), as
+//   PaLM's "backward = 2× forward"; the recomputation of QK^T in a
+//   FlashAttention backward is not model work and is not counted.
+// - elementwise: 1 FLOP per output element, transcendentals (exp, tanh,
+//   erf, gelu, ...), comparisons, selects and casts included: MFU ignores
+//   them anyway, and a per-op count that stays simple is easier to check.
+// - reductions (reduce, argmax): 1 FLOP per input element.
+// - softmax-like and norm ops: a small constant per element (see below).
+// - shape ops, constants, iota, random: 0 FLOPs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_ANALYSIS_COSTFORMULAS_H
+#define FUSE_ANALYSIS_COSTFORMULAS_H
+
+#include <cstdint>
+
+namespace fuse {
+
+/// What one op costs. For a top-level op `kernels` is 0 (a view, a
+/// compile-time constant) or 1; for a function it is the sum.
+struct OpCost {
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  int64_t kernels = 0;
+
+  OpCost &operator+=(const OpCost &other) {
+    flops += other.flops;
+    bytesRead += other.bytesRead;
+    bytesWritten += other.bytesWritten;
+    kernels += other.kernels;
+    return *this;
+  }
+  friend bool operator==(const OpCost &a, const OpCost &b) {
+    return a.flops == b.flops && a.bytesRead == b.bytesRead &&
+           a.bytesWritten == b.bytesWritten && a.kernels == b.kernels;
+  }
+};
+
+namespace cost {
+
+// Per-element FLOPs of the composite ops, counted as their decomposition
+// into primitives would be (1 per elementwise op, 1 per reduced element):
+/// softmax: max, subtract, exp, sum, divide. log_softmax: max, subtract,
+/// exp, sum, subtract log-sum (the per-row log is negligible).
+constexpr int64_t kSoftmaxFlopsPerElement = 5;
+/// layer_norm without affine: sum for the mean, subtract, square, sum for
+/// the variance, multiply by rstd; +1 each for weight and bias.
+constexpr int64_t kLayerNormFlopsPerElement = 5;
+/// rms_norm without weight: square, sum, multiply by rsqrt; +1 for weight.
+constexpr int64_t kRmsNormFlopsPerElement = 3;
+/// cross_entropy per logit: max, subtract, exp, sum (the label pick and
+/// the per-row log are negligible).
+constexpr int64_t kCrossEntropyFlopsPerElement = 4;
+/// cross_entropy_backward per logit: the softmax again (5), then
+/// (p - onehot) * g counted as 1.
+constexpr int64_t kCrossEntropyBackwardFlopsPerElement = 6;
+
+/// Bytes of `elements` values of `bitWidth` bits; i1 takes a whole byte, as
+/// it is stored unpacked.
+constexpr int64_t tensorBytes(int64_t elements, int64_t bitWidth) {
+  return elements * ((bitWidth + 7) / 8);
+}
+
+/// `batch` products of an [M, K] and a [K, N] matrix.
+constexpr int64_t matmulFlops(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  return 2 * batch * m * n * k;
+}
+
+/// Attention forward for `heads` query heads: QK^T (2·Tq·Tk·D) and PV
+/// (2·Tq·Tk·Dv) per batch and head; causal or not (see above).
+constexpr int64_t attentionForwardFlops(int64_t batch, int64_t heads,
+                                        int64_t tq, int64_t tk, int64_t d,
+                                        int64_t dv) {
+  return matmulFlops(batch * heads, tq, tk, d) +
+         matmulFlops(batch * heads, tq, dv, tk);
+}
+
+/// Attention backward: twice the forward.
+constexpr int64_t attentionBackwardFlops(int64_t batch, int64_t heads,
+                                         int64_t tq, int64_t tk, int64_t d,
+                                         int64_t dv) {
+  return 2 * attentionForwardFlops(batch, heads, tq, tk, d, dv);
+}
+
+constexpr int64_t layerNormFlops(int64_t elements, bool weight, bool bias) {
+  return elements * (kLayerNormFlopsPerElement + (weight ? 1 : 0) +
+                     (bias ? 1 : 0));
+}
+
+constexpr int64_t rmsNormFlops(int64_t elements, bool weight) {
+  return elements * (kRmsNormFlopsPerElement + (weight ? 1 : 0));
+}
+
+/// PaLM's training FLOPs per token, 6·N + 12·L·H·Q·T, for N parameters, L
+/// layers, H heads of size Q and sequence length T: what MFU divides by.
+constexpr int64_t palmTrainFlopsPerToken(int64_t params, int64_t layers,
+                                         int64_t heads, int64_t headDim,
+                                         int64_t seqLen) {
+  return 6 * params + 12 * layers * heads * headDim * seqLen;
+}
+
+} // namespace cost
+} // namespace fuse
+
+#endif // FUSE_ANALYSIS_COSTFORMULAS_H

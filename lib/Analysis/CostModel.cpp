@@ -1,0 +1,176 @@
+//===- CostModel.cpp - FLOPs, bytes and kernels of fuse ops ---------------===//
+//
+// Maps each fuse op to the formulas of CostFormulas.h; the conventions and
+// their reasons are documented there and in CostModel.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Analysis/CostModel.h"
+
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::OpCost;
+namespace cost = ::fuse::cost;
+
+namespace {
+
+int64_t numElements(Value value) {
+  return cast<ShapedType>(value.getType()).getNumElements();
+}
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getShape();
+}
+
+/// A splat constant is an immediate: the exporter turns `x * 0.5` into a
+/// multiply by a splat tensor, but no kernel stores or loads it.
+bool isImmediate(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && constant.getValue().isSplat();
+}
+
+/// Bytes of `value` in global memory: none for an immediate.
+int64_t bytesOf(Value value) {
+  if (isImmediate(value))
+    return 0;
+  auto type = cast<ShapedType>(value.getType());
+  return cost::tensorBytes(type.getNumElements(),
+                           type.getElementTypeBitWidth());
+}
+
+int64_t bytesOf(ValueRange values) {
+  int64_t bytes = 0;
+  for (Value value : values)
+    bytes += bytesOf(value);
+  return bytes;
+}
+
+/// One kernel that reads every operand and writes every result.
+OpCost kernel(Operation *op, int64_t flops) {
+  return {flops, bytesOf(op->getOperands()), bytesOf(op->getResults()), 1};
+}
+
+/// A kernel that writes its result and reads nothing from memory (iota and
+/// random read a seed and offset, but as launch arguments).
+OpCost generator(Operation *op) {
+  return {0, 0, bytesOf(op->getResults()), 1};
+}
+
+OpCost matmulCost(MatmulOp op) {
+  ArrayRef<int64_t> lhs = shapeOf(op.getLhs());
+  ArrayRef<int64_t> result = shapeOf(op.getResult());
+  int64_t rank = static_cast<int64_t>(result.size());
+  int64_t batch = 1;
+  for (int64_t size : result.drop_back(2))
+    batch *= size;
+  int64_t k = lhs[lhs.size() - (op.getTransposeLhs() ? 2 : 1)];
+  return kernel(op, cost::matmulFlops(batch, result[rank - 2],
+                                      result[rank - 1], k));
+}
+
+/// Forward FLOPs of the attention whose query, key and value these are:
+/// [B, Hq, Tq, D], [B, Hkv, Tk, D], [B, Hkv, Tk, Dv].
+int64_t attentionForward(Value query, Value key, Value value) {
+  ArrayRef<int64_t> q = shapeOf(query);
+  return cost::attentionForwardFlops(q[0], q[1], q[2], shapeOf(key)[2], q[3],
+                                     shapeOf(value)[3]);
+}
+
+/// A fusion is one kernel over its boundary; the ops inside add FLOPs only.
+FailureOr<OpCost> fusionCost(FusionOp op) {
+  OpCost total = kernel(op, 0);
+  for (Operation &inner : op.getBody().front()) {
+    FailureOr<OpCost> innerCost = computeOpCost(&inner);
+    if (failed(innerCost))
+      return failure();
+    total.flops += innerCost->flops;
+  }
+  return total;
+}
+
+} // namespace
+
+FailureOr<OpCost> mlir::fuse::computeOpCost(Operation *op) {
+  if (isa<func::ReturnOp, YieldOp>(op))
+    return OpCost{};
+  if (op->getDialect() && isa<FuseDialect>(op->getDialect()) &&
+      op->hasTrait<OpTrait::Elementwise>())
+    return kernel(op, numElements(op->getResult(0)));
+
+  return TypeSwitch<Operation *, FailureOr<OpCost>>(op)
+      .Case<FusionOp>(fusionCost)
+      .Case<MatmulOp>(matmulCost)
+      .Case<AttentionOp>([](AttentionOp op) {
+        return kernel(op, attentionForward(op.getQuery(), op.getKey(),
+                                           op.getValue()));
+      })
+      .Case<AttentionBackwardOp>([](AttentionBackwardOp op) {
+        return kernel(op, 2 * attentionForward(op.getQuery(), op.getKey(),
+                                               op.getValue()));
+      })
+      .Case<ReduceOp, ArgmaxOp>([](Operation *op) {
+        return kernel(op, numElements(op->getOperand(0)));
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *op) {
+        return kernel(op, cost::kSoftmaxFlopsPerElement *
+                              numElements(op->getOperand(0)));
+      })
+      .Case<LayerNormOp>([](LayerNormOp op) {
+        return kernel(op, cost::layerNormFlops(numElements(op.getInput()),
+                                               op.getWeight() != nullptr,
+                                               op.getBias() != nullptr));
+      })
+      .Case<RmsNormOp>([](RmsNormOp op) {
+        return kernel(op, cost::rmsNormFlops(numElements(op.getInput()),
+                                             op.getWeight() != nullptr));
+      })
+      .Case<CrossEntropyOp>([](CrossEntropyOp op) {
+        return kernel(op, cost::kCrossEntropyFlopsPerElement *
+                              numElements(op.getLogits()));
+      })
+      .Case<CrossEntropyBackwardOp>([](CrossEntropyBackwardOp op) {
+        return kernel(op, cost::kCrossEntropyBackwardFlopsPerElement *
+                              numElements(op.getLogits()));
+      })
+      .Case<ReshapeOp>([](ReshapeOp) { return OpCost{}; })
+      .Case<TransposeOp, BroadcastInDimOp, ConcatOp, ScatterAddOp>(
+          [](Operation *op) { return kernel(op, 0); })
+      // Slice and gather read only what they take.
+      .Case<SliceOp>([](SliceOp op) {
+        int64_t bytes = bytesOf(op.getResult());
+        return OpCost{0, isImmediate(op.getOperand()) ? 0 : bytes, bytes, 1};
+      })
+      .Case<GatherOp>([](GatherOp op) {
+        int64_t bytes = bytesOf(op.getResult());
+        int64_t taken = isImmediate(op.getOperand()) ? 0 : bytes;
+        return OpCost{0, bytesOf(op.getIndices()) + taken, bytes, 1};
+      })
+      // Baked in at compile time, so no kernel; its bytes still count as
+      // written once (none for a splat: see isImmediate).
+      .Case<ConstantOp>([](ConstantOp op) {
+        return OpCost{0, 0, bytesOf(op->getResults()), 0};
+      })
+      .Case<IotaOp, RandomOp>(generator)
+      .Default([](Operation *op) -> FailureOr<OpCost> {
+        op->emitOpError("has no cost model");
+        return failure();
+      });
+}
+
+FailureOr<FuncCost> mlir::fuse::computeFuncCost(func::FuncOp func) {
+  FuncCost result;
+  for (Block &block : func.getBody()) {
+    for (Operation &op : block.without_terminator()) {
+      FailureOr<OpCost> cost = computeOpCost(&op);
+      if (failed(cost))
+        return failure();
+      result.ops.push_back({&op, *cost});
+      result.total += *cost;
+    }
+  }
+  return result;
+}
