@@ -10,6 +10,64 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseDecompose : Pass<"fuse-decompose"> {
+  let summary = "rewrite composite ops into fuse primitives";
+  let description = [{
+    Rewrites the composite ops that a generic fusion runs as well as a
+    hand-written kernel into the dialect's primitives: elementwise ops,
+    `compare`/`select`/`cast`, `constant`/`iota`, `broadcast_in_dim` and
+    `reduce`. `fuse.scaled_dot_product_attention` and its backward are never
+    decomposed: a flash-attention kernel never writes the score matrix, which
+    no fusion of primitives can avoid.
+
+    Each decomposition gives the numbers the op defines (and the reference
+    interpreter computes): f16 and bf16 operands are cast to f32, the whole
+    computation runs in f32 (statistics included) and the results are cast
+    back once; softmax-like ops subtract the row maximum before `exp`. New
+    ops take the composite's location. Nothing else changes: the pass
+    neither folds nor moves or merges constants (`canonicalize` and `cse`
+    do that).
+
+    `keep` names composites to leave whole. A name the pass does not know
+    is an error when the pass is set up, which lists the valid names; the
+    attention ops may be named and stay whole anyway.
+
+    - `gelu` erf: `0.5·x·(1 + erf(x·(1/√2)))` (mul, erf, add, mul, mul);
+      tanh: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    - `silu`: `x·sigmoid(x)`.
+    - `softmax`: `reduce max`, broadcast, sub, exp, `reduce sum`, broadcast,
+      div. `log_softmax`: the same up to the sum, then log, broadcast and
+      `(x - max) - log(sum)`.
+    - `layer_norm`: `mean` = `reduce mean`; centred squares, `reduce mean`,
+      `+ epsilon`, rsqrt = `rstd`; `(x - mean)·rstd`, then `·weight` and
+      `+ bias` (broadcast) when present. The f32 `mean` and `rstd` results
+      are the two statistics.
+    - `rms_norm`: `x·rsqrt(mean(x²) + epsilon)`, then `·weight`.
+    - `cross_entropy`: `lse = max + log(sum(exp(x - max)))` per position; the
+      label's logit picked by an `iota`/`compare eq` one-hot, `select` and
+      `reduce sum`; `lse - picked`, zeroed by `select` where the label is
+      `ignore_index`; `sum` adds the positions, `mean` also divides by the
+      number counted (the sum of the cast mask: 0/0 = NaN when none is).
+    - `cross_entropy_backward`: `(exp(x - lse) - onehot)·g`, `g` the incoming
+      gradient (divided by the count under `mean`), zeroed by `select` at
+      ignored positions.
+
+    Example:
+
+    ```
+    fuse-opt graph.mlir --fuse-decompose='keep=layer_norm,cross_entropy,cross_entropy_backward'
+    ```
+  }];
+  let options = [
+    ListOption<"keep", "keep", "std::string",
+               "Composite ops to leave whole, by name without `fuse.`: "
+               "gelu, silu, softmax, log_softmax, layer_norm, rms_norm, "
+               "cross_entropy, cross_entropy_backward (default: none; "
+               "attention is always kept; an unknown name is an error)">,
+  ];
+  let dependentDialects = ["::mlir::fuse::FuseDialect"];
+}
+
 def FusePrintCost : Pass<"fuse-print-cost", "ModuleOp"> {
   let summary = "print each function's FLOPs, bytes moved and kernel count";
   let description = [{
