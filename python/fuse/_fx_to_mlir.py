@@ -14,7 +14,6 @@ and the source line of its first use, and one ExportError lists them all.
 
 import collections
 import operator
-import os
 import re
 
 import numpy as np
@@ -23,6 +22,7 @@ import torch
 from . import _aten_ops
 from ._values import (ELEMENT_TO_TORCH, POISON as _POISON, Const, ExportError, Poison,
                       Unsupported, element_of)
+from ._source import describe_location, source_location
 from ._mlir_text import FunctionBuilder, TensorType, Value, dense_attr, string_literal
 
 
@@ -49,79 +49,6 @@ def _map(obj, fn):
     if isinstance(obj, dict):
         return {k: _map(v, fn) for k, v in obj.items()}
     return fn(obj)
-
-
-def _stack_trace(node):
-    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
-    if trace:
-        return trace
-    # A backward op: take the trace of the forward op with the same autograd
-    # sequence number (recorded under torch.fx.traceback.preserve_node_meta).
-    seq_nr = node.meta.get("seq_nr")
-    if seq_nr is None:
-        return None
-    traces = getattr(node.graph, "_fuse_traces_by_seq_nr", None)
-    if traces is None:
-        traces = {}
-        for other in node.graph.nodes:
-            if other.meta.get("seq_nr") is not None and other.meta.get("stack_trace"):
-                traces.setdefault(other.meta["seq_nr"], other.meta["stack_trace"])
-        node.graph._fuse_traces_by_seq_nr = traces
-    return traces.get(seq_nr)
-
-
-def source_location(node):
-    """(file, line) of the innermost frame of the node's stack trace that is
-    not inside torch itself (the model's code), or None."""
-    trace = _stack_trace(node)
-    if not trace:
-        return None
-    frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
-    # torch 2 writes the innermost frame last (as tracebacks do); torch 1.13's
-    # tracer wrote it first.
-    innermost_first = int(torch.__version__.split(".")[0]) < 2
-    for path, line in (frames if innermost_first else reversed(frames)):
-        if not is_user_frame(path):
-            continue
-        return _short_path(path.replace("\\", "/")), int(line)
-    return None
-
-
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)).replace("\\", "/") + "/"
-_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
-
-
-def is_user_frame(path):
-    """Whether a stack frame is the model's code: not torch's own, not the
-    exporter's machinery (its public files, such as a user's step function
-    written there, count as user code only for fuse/export.py's callers)."""
-    path = os.path.abspath(path).replace("\\", "/")
-    if path.startswith(_TORCH_DIR) or os.path.basename(path).startswith("<"):
-        return False
-    if path.startswith(_EXPORTER_DIR) and os.path.basename(path).startswith("_"):
-        return False
-    return not path.startswith("<")
-
-
-def _short_path(path):
-    marker = "/site-packages/"
-    if marker in path:
-        return path.split(marker, 1)[1]
-    marker = "/dist-packages/"
-    if marker in path:
-        return path.split(marker, 1)[1]
-    try:
-        relative = os.path.relpath(path)
-        if not relative.startswith(".."):
-            return relative
-    except ValueError:
-        pass
-    return path
-
-
-def describe_location(node):
-    where = source_location(node)
-    return f"{where[0]}:{where[1]}" if where else "(no source location)"
 
 
 class ArgSpec:
@@ -154,6 +81,7 @@ class Converter:
         if len(placeholders) != len(self.arg_specs):
             raise ExportError(f"the graph has {len(placeholders)} inputs but {len(self.arg_specs)} "
                               "argument names were given")
+        self._input_names = {node: spec.name for node, spec in zip(placeholders, self.arg_specs)}
         specs = iter(self.arg_specs)
         for node in self.gm.graph.nodes:
             self.node = node
@@ -271,8 +199,7 @@ class Converter:
         graph input, or a tensor that views share, cannot be expressed."""
         mutated = node.args[0] if node.args else None
         if isinstance(mutated, torch.fx.Node) and mutated.op == "placeholder":
-            spec = self.arg_specs[[n for n in self.gm.graph.nodes if n.op == "placeholder"].index(mutated)]
-            self._problem(f"{target} updates the input '{spec.name}' in place, which a fuse graph "
+            self._problem(f"{target} updates the input '{self._input_names[mutated]}' in place, which a fuse graph "
                           "cannot express; return the new value as an output instead")
             return _POISON
         if not isinstance(mutated, torch.fx.Node) or _is_view(mutated) or any(

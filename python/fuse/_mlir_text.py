@@ -14,14 +14,6 @@ import struct
 
 import numpy as np
 
-_NUMPY_TO_ELEMENT = {
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float16): "f16",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.bool_): "i1",
-}
-
 FLOAT_TYPES = ("f32", "f16", "bf16")
 INT_TYPES = ("i64", "i32")
 
@@ -271,10 +263,3 @@ class FunctionBuilder:
             if number in used_locs:
                 lines.append(f"#loc{number} = loc({text})")
         return "\n".join(lines) + "\n"
-
-
-def element_of_numpy(dtype):
-    try:
-        return _NUMPY_TO_ELEMENT[np.dtype(dtype)]
-    except KeyError:
-        raise ValueError(f"no fuse element type for numpy dtype {dtype}") from None

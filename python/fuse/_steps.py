@@ -9,7 +9,7 @@ import inspect
 
 import torch
 
-from . import _tracing
+from ._compat import functional_call
 from ._values import ExportError
 
 
@@ -85,7 +85,7 @@ class Step:
 
     def _forward(self, param_tensors, batch):
         args, kwargs = self._call_args(batch)
-        return _tracing.functional_call(self.module, dict(zip(self.param_names, param_tensors)), args, kwargs)
+        return functional_call(self.module, dict(zip(self.param_names, param_tensors)), args, kwargs)
 
     def fn(self, *flat):
         n = len(self.param_names)

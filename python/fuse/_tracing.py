@@ -14,10 +14,10 @@ import torch
 from torch.fx.experimental import proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from ._compat import TORCH_2
+from ._source import is_user_frame
+
 aten = torch.ops.aten
-
-TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
-
 
 def _ops(*names):
     """The ATen overload packets among `names` that this torch has."""
@@ -105,7 +105,6 @@ class TracingError(Exception):
 
 def _describe_tracing_failure(error):
     import traceback
-    from ._fx_to_mlir import is_user_frame
     frames = traceback.extract_tb(error.__traceback__)
     user = [f for f in frames if is_user_frame(f.filename)]
     where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
@@ -119,14 +118,6 @@ def _describe_tracing_failure(error):
     elif "dynamic" in lowered or "symbolic" in lowered:
         hint = " (dynamic shapes: export with concrete sizes)"
     return f"tracing failed{where}: {name}: {text}{hint}"
-
-
-def functional_call(module, params, args, kwargs=None):
-    """`module(*args, **kwargs)` with `params` in place of its parameters."""
-    if hasattr(torch, "func") and hasattr(torch.func, "functional_call"):
-        return torch.func.functional_call(module, params, tuple(args), kwargs or {})
-    from torch.nn.utils import stateless
-    return stateless.functional_call(module, params, tuple(args), kwargs or {})
 
 
 @dataclasses.dataclass

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 from fuse import reference  # noqa: E402
-from fuse._tracing import TORCH_2  # noqa: E402
+from fuse._compat import TORCH_2  # noqa: E402
 
 BIN = pathlib.Path(os.environ.get("FUSE_BIN_DIR", ROOT / "build" / "bin"))
 
