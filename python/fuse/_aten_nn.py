@@ -149,21 +149,28 @@ def _log_softmax_source(cx, value, dim):
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
+def _kept_labels(cx, target, ignore_index):
+    """i1, target's shape: the label is not ignore_index."""
+    ignored = cx.splat(int(ignore_index), target.type)
+    return cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {target.type}", [target, ignored],
+                   [target.type.with_element("i1")])
+
+
 def _class_mask(cx, target, type_, ignore_index):
-    """i1 [N, C]: class c of row i is row i's label (and the label is not
-    ignore_index)."""
+    """i1 [N, C]: class c of row i is row i's label, and that label is not
+    ignore_index."""
     labels = broadcast(cx, reshape(cx, target, target.shape + (1,)), type_.shape)
     classes = cx.emit(f"fuse.iota dim = {type_.rank - 1} : {labels.type}", [], [labels.type], hint="classes")
-    return cx.emit(f"fuse.compare eq, {{0}}, {{1}} : {labels.type}", [labels, classes],
-                   [type_.with_element("i1")])
+    is_label = cx.emit(f"fuse.compare eq, {{0}}, {{1}} : {labels.type}", [labels, classes],
+                       [type_.with_element("i1")])
+    kept = broadcast(cx, reshape(cx, _kept_labels(cx, target, ignore_index), target.shape + (1,)),
+                     type_.shape)
+    return cx.emit(f"fuse.and {{0}}, {{1}} : {is_label.type}", [is_label, kept], [is_label.type])
 
 
 def _counted(cx, target, ignore_index, element):
     """How many labels are not ignore_index, as a 0-d tensor of `element`."""
-    ignored = cx.splat(int(ignore_index), target.type)
-    keep = cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {target.type}", [target, ignored],
-                   [target.type.with_element("i1")])
-    as_float = cast(cx, keep, element)
+    as_float = cast(cx, _kept_labels(cx, target, ignore_index), element)
     return reduce(cx, "sum", as_float, list(range(target.type.rank)), False, TensorType((), element))
 
 
@@ -173,7 +180,8 @@ def nll_loss_forward(cx, node, logp, target, weight, reduction, ignore_index):
         raise Unsupported("class weights")
     loss_type = cx.node_type(index=0)
     target = index_operand(cx, target)
-    total_weight = finish(cx, _counted(cx, target, ignore_index, logp.element), 1)
+    count = _counted(cx, target, ignore_index, logp.element)
+    total_weight = finish(cx, count, 1)
     logits = _log_softmax_source(cx, logp, -1)
     options = f" ignore_index = {int(ignore_index)}" if int(ignore_index) != -100 else ""
     if reduction != 1:
@@ -194,7 +202,6 @@ def nll_loss_forward(cx, node, logp, target, weight, reduction, ignore_index):
     total = reduce(cx, "sum", per_row, list(range(per_row.type.rank)), False, loss_type)
     if reduction == 2:
         return total, total_weight
-    count = _counted(cx, target, ignore_index, logp.element)
     return cx.emit(f"fuse.div {{0}}, {{1}} : {loss_type}", [total, count], [loss_type]), total_weight
 
 
@@ -212,13 +219,8 @@ def nll_loss_backward(cx, node, grad, logp, target, weight, reduction, ignore_in
     scale = broadcast(cx, reshape(cx, scale, shape) if reduction == 0 else scale, out.shape)
     negative = cx.emit(f"fuse.neg {{0}} : {out}", [scale], [out])
     picked = _class_mask(cx, target, out, ignore_index)
-    ignored = cx.splat(int(ignore_index), target.type)
-    counted = cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {target.type}", [target, ignored],
-                      [target.type.with_element("i1")])
-    counted = broadcast(cx, reshape(cx, counted, target.shape + (1,)), out.shape)
-    both = cx.emit(f"fuse.and {{0}}, {{1}} : {picked.type}", [picked, counted], [picked.type])
     zero = cx.splat(0, out)
-    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {both.type}, {out}", [both, negative, zero], [out])
+    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {picked.type}, {out}", [picked, negative, zero], [out])
 
 
 @handles("aten._log_softmax_backward_data.default")

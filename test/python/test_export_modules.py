@@ -103,6 +103,21 @@ def test_embedding_and_cross_entropy_with_ignored_labels(tmp_path):
     matches_torch(step, text, tmp_path)
 
 
+def test_nll_loss_of_other_log_probabilities_skips_an_in_range_ignore_index(tmp_path):
+    ids = torch.randint(0, 50, (4, 6))
+    labels = torch.randint(0, 7, (4, 6))
+    labels[1, :4] = 0  # ignored, and also a real class
+
+    def loss_fn(output, labels):
+        log_probabilities = torch.log(torch.softmax(output, dim=-1))  # not the cross-entropy pattern
+        return F.nll_loss(log_probabilities.reshape(-1, 7), labels.reshape(-1), ignore_index=0)
+
+    step = Step(TokenClassifier(), {"ids": ids}, mode="train", loss_fn=loss_fn, targets={"labels": labels})
+    text = export_step(step, index_bounds={"ids": 50})
+    assert "fuse.cross_entropy" not in text
+    matches_torch(step, text, tmp_path)
+
+
 def test_every_op_carries_its_node_as_location(tmp_path):
     text = export_module(MLP(), (torch.randn(2, 8),))
     body = [line for line in text.splitlines() if line.startswith("  %")]
