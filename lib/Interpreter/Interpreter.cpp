@@ -22,15 +22,22 @@ FailureOr<DType> mlir::fuse::getDType(Type elementType) {
   return failure();
 }
 
-FailureOr<HostTensor> mlir::fuse::makeHostTensor(Type type) {
+FailureOr<HostTensorType> mlir::fuse::getHostTensorType(Type type) {
   auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
   if (!tensorType || !tensorType.hasStaticShape())
     return failure();
   FailureOr<DType> dtype = getDType(tensorType.getElementType());
   if (failed(dtype))
     return failure();
-  return HostTensor(*dtype, std::vector<int64_t>(tensorType.getShape().begin(),
-                                                 tensorType.getShape().end()));
+  return HostTensorType{*dtype, std::vector<int64_t>(tensorType.getShape().begin(),
+                                                     tensorType.getShape().end())};
+}
+
+FailureOr<HostTensor> mlir::fuse::makeHostTensor(Type type) {
+  FailureOr<HostTensorType> hostType = getHostTensorType(type);
+  if (failed(hostType))
+    return failure();
+  return HostTensor(hostType->dtype, hostType->shape);
 }
 
 namespace {
@@ -120,15 +127,14 @@ mlir::fuse::interpret(func::FuncOp func, ArrayRef<HostTensor> inputs) {
                             << " inputs, got " << inputs.size();
   for (auto [index, argument, input] :
        llvm::enumerate(entry.getArguments(), inputs)) {
-    FailureOr<HostTensor> expected = makeHostTensor(argument.getType());
+    FailureOr<HostTensorType> expected = getHostTensorType(argument.getType());
     if (failed(expected))
       return func.emitError() << "argument #" << index << " has type "
                               << argument.getType()
                               << ", which the interpreter cannot hold";
-    if (expected->shape() != input.shape() ||
-        expected->dtype() != input.dtype())
+    if (!expected->matches(input))
       return func.emitError() << "argument #" << index << " is "
-                              << expected->typeString() << " but the input is "
+                              << expected->str() << " but the input is "
                               << input.typeString();
   }
   if (!func.getBody().hasOneBlock())

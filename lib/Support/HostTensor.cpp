@@ -239,11 +239,15 @@ HostTensor HostTensor::fromBytes(DType dtype, std::vector<int64_t> shape,
   return tensor;
 }
 
-std::string HostTensor::typeString() const {
+std::string typeString(DType dtype, const std::vector<int64_t> &shape) {
   std::string text;
-  for (int64_t size : shape_)
+  for (int64_t size : shape)
     text += std::to_string(size) + "x";
-  return text + dtypeName(dtype_);
+  return text + dtypeName(dtype);
+}
+
+std::string HostTensor::typeString() const {
+  return ::fuse::typeString(dtype_, shape_);
 }
 
 } // namespace fuse

@@ -51,21 +51,6 @@ LogicalResult mlir::fuse::compareOutputs(llvm::raw_ostream &os,
   return failure(failures != 0);
 }
 
-/// "2x3xf32", as HostTensor::typeString spells a tensor of `type`.
-static std::string typeString(RankedTensorType type, DType dtype) {
-  std::string text;
-  for (int64_t size : type.getShape())
-    text += std::to_string(size) + "x";
-  return text + ::fuse::dtypeName(dtype);
-}
-
-static std::string joinNames(ArrayRef<std::string> names) {
-  std::string text;
-  for (const std::string &name : names)
-    text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "nothing" : text;
-}
-
 FailureOr<std::vector<HostTensor>>
 mlir::fuse::loadExpected(const std::string &path, func::FuncOp func) {
   ::fuse::NamedTensors arrays;
@@ -92,17 +77,15 @@ mlir::fuse::loadExpected(const std::string &path, func::FuncOp func) {
                         "' (it has: " + joinNames(available) + ")");
       return failure();
     }
-    auto type = llvm::dyn_cast<RankedTensorType>(func.getResultTypes()[index]);
-    FailureOr<DType> dtype =
-        type ? getDType(type.getElementType()) : FailureOr<DType>(failure());
-    if (failed(dtype)) {
+    FailureOr<HostTensorType> type =
+        getHostTensorType(func.getResultTypes()[index]);
+    if (failed(type)) {
       (void)reportError(output + " has no tensor type of the fuse dialect");
       return failure();
     }
     const HostTensor &array = found->second;
-    if (array.dtype() != *dtype ||
-        array.shape() != std::vector<int64_t>(type.getShape())) {
-      (void)reportError(output + " is " + typeString(type, *dtype) + " but '" +
+    if (!type->matches(array)) {
+      (void)reportError(output + " is " + type->str() + " but '" +
                         path + "' holds " + array.typeString() + " for it");
       return failure();
     }

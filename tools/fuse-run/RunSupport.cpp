@@ -92,6 +92,13 @@ mlir::fuse::checkUniqueNames(func::FuncOp func,
                  failed(checkUnique(func, resultNames, "result")));
 }
 
+std::string mlir::fuse::joinNames(ArrayRef<std::string> names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "nothing" : text;
+}
+
 FailureOr<std::vector<HostTensor>>
 mlir::fuse::loadInputs(const std::string &path,
                        const std::vector<ArgumentInfo> &arguments) {
@@ -101,11 +108,12 @@ mlir::fuse::loadInputs(const std::string &path,
     (void)reportError(error);
     return failure();
   }
-  std::string available, expected;
+  std::vector<std::string> arrayNames, argumentNames;
   for (auto &[name, tensor] : arrays)
-    available += (available.empty() ? "" : ", ") + name;
+    arrayNames.push_back(name);
   for (const ArgumentInfo &argument : arguments)
-    expected += (expected.empty() ? "" : ", ") + argument.name;
+    argumentNames.push_back(argument.name);
+  std::string available = joinNames(arrayNames), expected = joinNames(argumentNames);
 
   for (auto &[name, tensor] : arrays) {
     bool known = llvm::any_of(arguments, [&](const ArgumentInfo &argument) {
@@ -126,16 +134,14 @@ mlir::fuse::loadInputs(const std::string &path,
     if (found == arrays.end()) {
       (void)reportError("input '" + argument.name + "' (argument #" +
                         std::to_string(index) + ") is missing from '" + path +
-                        "' (it has: " + (available.empty() ? "nothing" : available) +
-                        ")");
+                        "' (it has: " + available + ")");
       return failure();
     }
-    HostTensor expectedTensor = *makeHostTensor(argument.type);
-    if (found->second.shape() != expectedTensor.shape() ||
-        found->second.dtype() != expectedTensor.dtype()) {
+    HostTensorType expectedType = *getHostTensorType(argument.type);
+    if (!expectedType.matches(found->second)) {
       (void)reportError("input '" + argument.name + "' (argument #" +
                         std::to_string(index) + ") must be " +
-                        expectedTensor.typeString() + " but '" + path +
+                        expectedType.str() + " but '" + path +
                         "' holds " + found->second.typeString());
       return failure();
     }

@@ -17,6 +17,9 @@
 
 namespace mlir::fuse {
 
+/// "a, b, c" for messages that list names; "nothing" for none.
+std::string joinNames(ArrayRef<std::string> names);
+
 /// Prints "fuse-run: error: MESSAGE" to stderr; always fails.
 LogicalResult reportError(const std::string &message);
 

@@ -34,6 +34,18 @@ namespace mlir::fuse {
 /// The dtype of a fuse tensor type; failure for other types.
 FailureOr<::fuse::DType> getDType(Type elementType);
 
+/// The dtype and shape of a host tensor of `type`, without allocating one;
+/// failure unless `type` is a static ranked tensor of a fuse element type.
+struct HostTensorType {
+  ::fuse::DType dtype;
+  std::vector<int64_t> shape;
+  bool matches(const ::fuse::HostTensor &tensor) const {
+    return tensor.dtype() == dtype && tensor.shape() == shape;
+  }
+  std::string str() const { return ::fuse::typeString(dtype, shape); }
+};
+FailureOr<HostTensorType> getHostTensorType(Type type);
+
 /// A zero-filled host tensor of `type` (a static ranked tensor of a fuse
 /// element type).
 FailureOr<::fuse::HostTensor> makeHostTensor(Type type);

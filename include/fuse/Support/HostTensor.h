@@ -28,6 +28,9 @@ enum class DType { F32, F16, BF16, I64, I32, I1 };
 const char *dtypeName(DType dtype);
 /// Inverse of dtypeName; nullopt for anything else.
 std::optional<DType> parseDType(std::string_view name);
+/// "4x8xf32" (rank 0: "f32"): how a tensor of this dtype and shape is named
+/// in messages.
+std::string typeString(DType dtype, const std::vector<int64_t> &shape);
 /// Bytes per element in the dtype's binary format (i1: one byte).
 size_t dtypeSize(DType dtype);
 bool isFloat(DType dtype);
