@@ -70,7 +70,8 @@ class Converter:
         self.loc = None
         self.unmapped = collections.OrderedDict()  # target -> [count, first node]
         self.problems = []
-        self._constants = {}
+        self._constants = {}  # (attribute text, type) -> Value
+        self._constants_by_id = {}  # (id(Const), type) -> (Const, Value)
         self._rng = None
         self._rng_counter = 0
         self.producers = {}  # id(Value) -> (target string, fx node), for patterns
@@ -285,6 +286,11 @@ class Converter:
         """A `fuse.constant` holding `const` (a Const) as `element`."""
         shape = tuple(const.shape) if shape is None else tuple(shape)
         type_ = TensorType(shape, element)
+        # A Const used many times is written out once (the Const is kept
+        # alive in the key's entry, so its id stays its own).
+        seen = self._constants_by_id.get((id(const), type_))
+        if seen is not None:
+            return seen[1]
         if const.splat is not None:
             attr = dense_attr(np.array([_python_scalar(const.splat, element)]), element)
         else:
@@ -297,6 +303,7 @@ class Converter:
         key = (attr, type_)
         if key not in self._constants:
             self._constants[key] = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
+        self._constants_by_id[(id(const), type_)] = (const, self._constants[key])
         return self._constants[key]
 
     def splat(self, scalar, type_):
