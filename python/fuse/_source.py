@@ -1,8 +1,7 @@
 """Where an FX node came from: the model source line in its stack trace.
 
 Locations name the model's own code, so frames inside torch and inside the
-exporter's private modules are skipped; backward ops, which have no stack
-trace of their own, take their forward op's.
+exporter's machinery are skipped.
 """
 
 import os
@@ -14,22 +13,10 @@ from ._compat import TORCH_2
 
 
 def _stack_trace(node):
-    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
-    if trace:
-        return trace
-    # A backward op: take the trace of the forward op with the same autograd
-    # sequence number (recorded under torch.fx.traceback.preserve_node_meta).
-    seq_nr = node.meta.get("seq_nr")
-    if seq_nr is None:
-        return None
-    traces = getattr(node.graph, "_fuse_traces_by_seq_nr", None)
-    if traces is None:
-        traces = {}
-        for other in node.graph.nodes:
-            if other.meta.get("seq_nr") is not None and other.meta.get("stack_trace"):
-                traces.setdefault(other.meta["seq_nr"], other.meta["stack_trace"])
-        node.graph._fuse_traces_by_seq_nr = traces
-    return traces.get(seq_nr)
+    # Backward ops traced through torch.autograd.grad carry no stack trace
+    # (make_fx gives them all one autograd sequence number, so it cannot tie
+    # them to their forward op either): they are located by node name alone.
+    return node.meta.get("stack_trace") or getattr(node, "stack_trace", None)
 
 
 def source_location(node):
@@ -54,12 +41,13 @@ _EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + 
 
 def is_user_frame(path):
     """Whether a stack frame is the model's code: not torch's own, not
-    generated code (`<string>`), not the exporter's private modules."""
+    generated code (`<string>`), not the exporter's machinery. The built-in
+    models' file (their loss functions) is model code."""
     path = os.path.abspath(path).replace("\\", "/")
     name = os.path.basename(path)
     if path.startswith(_TORCH_DIR) or name.startswith("<"):
         return False
-    return not (path.startswith(_EXPORTER_DIR) and name.startswith("_"))
+    return not path.startswith(_EXPORTER_DIR) or name == "models.py"
 
 
 def _short_path(path):

@@ -81,13 +81,9 @@ def trace(fn, example_args, tracing_mode=None):
     try:
         if TORCH_2:
             # Module buffers and tensors the model makes itself stay real
-            # (constants the exporter folds); preserve_node_meta records each
-            # op's autograd sequence number, which ties a backward op to the
-            # forward op (and source line) it differentiates.
-            with torch.fx.traceback.preserve_node_meta():
-                return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode,
-                               record_stack_traces=True,
-                               _allow_non_fake_inputs=True)(*example_args)
+            # (constants the exporter folds).
+            return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode,
+                           record_stack_traces=True, _allow_non_fake_inputs=True)(*example_args)
         with _stack_traces_on_torch_1():
             return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode)(*example_args)
     except Exception as error:  # turned into an ExportError with the user's line
