@@ -18,6 +18,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::fuse::registerFusePasses();
+  mlir::fuse::registerFusePipeline();
   mlir::fuse::test::registerTestPasses();
 
   mlir::DialectRegistry registry;

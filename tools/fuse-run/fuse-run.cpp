@@ -196,6 +196,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerTransformsPasses();
   registerFusePasses();
+  registerFusePipeline();
   mlir::fuse::test::registerTestPasses();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(

@@ -1,8 +1,48 @@
-//===- Passes.cpp - Registration of the Fuse passes -----------------------===//
+//===- Passes.cpp - Registration of the Fuse passes and fuse-pipeline -----===//
 //
-// Pass implementations live in one file each beside this one; this file only
-// instantiates the generated registration code.
+// Pass implementations live in one file each beside this one; this file
+// instantiates the generated registration code and builds `fuse-pipeline`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+
+
+void mlir::fuse::buildFusePipeline(OpPassManager &pm,
+                                   const FusePipelineOptions &options) {
+  // Mixed precision runs before decomposition: dynamic loss scaling finds
+  // the loss gradient at fuse.cross_entropy_backward, which decomposition
+  // dissolves. The precision policy itself does not care about the order,
+  // since it changes only matmul and attention, which are never decomposed.
+  // A dtype other than bf16 or f16 is reported by the pass's own check.
+  if (options.amp != "none") {
+    FuseAutoMixedPrecisionOptions amp;
+    amp.dtype = options.amp;
+    pm.addPass(createFuseAutoMixedPrecision(amp));
+  }
+  FuseDecomposeOptions decompose;
+  decompose.keep.assign(options.keep.begin(), options.keep.end());
+  pm.addPass(createFuseDecompose(decompose));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  FuseFormFusionsOptions fusions;
+  fusions.maxInputs = options.maxInputs;
+  fusions.maxOutputs = options.maxOutputs;
+  pm.addPass(createFuseFormFusions(fusions));
+}
+
+void mlir::fuse::registerFusePipeline() {
+  PassPipelineRegistration<FusePipelineOptions>(
+      "fuse-pipeline",
+      "The Fuse compiler's graph passes in order: "
+      "fuse-auto-mixed-precision, fuse-decompose, canonicalize, cse, "
+      "fuse-form-fusions",
+      buildFusePipeline);
+}

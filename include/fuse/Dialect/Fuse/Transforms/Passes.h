@@ -3,7 +3,9 @@
 #ifndef FUSE_DIALECT_FUSE_TRANSFORMS_PASSES_H
 #define FUSE_DIALECT_FUSE_TRANSFORMS_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::fuse {
 
@@ -12,6 +14,34 @@ namespace mlir::fuse {
 
 #define GEN_PASS_REGISTRATION
 #include "fuse/Dialect/Fuse/Transforms/Passes.h.inc"
+
+/// Options of `fuse-pipeline`, the graph passes in the order the compiler
+/// runs them.
+struct FusePipelineOptions : public PassPipelineOptions<FusePipelineOptions> {
+  Option<std::string> amp{
+      *this, "amp",
+      llvm::cl::desc("Precision of matmul and attention: bf16, f16 (with "
+                     "dynamic loss scaling in training steps) or none (f32)"),
+      llvm::cl::init("bf16")};
+  ListOption<std::string> keep{
+      *this, "keep",
+      llvm::cl::desc("Composite ops fuse-decompose leaves whole (its `keep`)")};
+  Option<unsigned> maxInputs{
+      *this, "max-inputs",
+      llvm::cl::desc("Most inputs a fusion may read (fuse-form-fusions)"),
+      llvm::cl::init(24)};
+  Option<unsigned> maxOutputs{
+      *this, "max-outputs",
+      llvm::cl::desc("Most results a fusion may write (fuse-form-fusions)"),
+      llvm::cl::init(8)};
+};
+
+/// Adds the passes of `fuse-pipeline` to `pm`: fuse-auto-mixed-precision
+/// (unless amp=none), fuse-decompose, canonicalize, cse, fuse-form-fusions.
+void buildFusePipeline(OpPassManager &pm, const FusePipelineOptions &options);
+
+/// Registers `fuse-pipeline` for textual pipelines (fuse-opt, --check-pipeline).
+void registerFusePipeline();
 
 } // namespace mlir::fuse
 

@@ -68,6 +68,102 @@ def FuseDecompose : Pass<"fuse-decompose"> {
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
 }
 
+def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
+  let summary = "run matmul and attention in bf16 or f16, everything else in f32";
+  let description = [{
+    Casts the operands of every `fuse.matmul`, `fuse.scaled_dot_product_attention`
+    and its backward to `dtype` (tensor cores; the ops accumulate in f32) and
+    casts their results back to the original type for their users. Every
+    other op (reductions, softmax, normalisation and its statistics, losses,
+    the optimizer update) keeps computing in f32; master weights stay f32
+    function arguments.
+
+    Each value is cast to `dtype` at most once, right after its definition,
+    and that cast is shared by all its low-precision users (a weight's cast
+    serves its forward and backward matmuls, an activation's cast is the
+    copy the backward reads). A cast to `dtype` moves above data-movement
+    ops (reshape, transpose, broadcast_in_dim, slice) so that it meets and
+    cancels the widening cast of a low-precision result (an attention
+    output reshaped into a projection stays in `dtype` end to end).
+
+    With `dtype=f16` a training step (one with `fuse.cross_entropy_backward`,
+    the loss's gradient) also gets dynamic loss scaling in the graph, as
+    PyTorch's GradScaler does outside it. New arguments `loss_scale` and
+    `loss_scale.growth_tracker` (f32 scalars; start them at 65536 and 0) and
+    results `loss_scale`, `loss_scale.growth_tracker` and `found_inf` (i1)
+    are appended. The loss gradient is multiplied by the scale; each gradient
+    is divided by it where it leaves the part of the graph that is linear in
+    the loss gradient (the backward); if any such gradient holds an inf or
+    NaN, every result that updates an argument of the same `fuse.name` (the
+    parameters and optimizer state) returns that argument unchanged, and the
+    scale is halved; after `growth-interval` finite steps in a row it
+    doubles. A training step without `fuse.cross_entropy_backward` is an
+    error at f16, since there is no loss gradient to scale.
+
+    Example:
+
+    ```
+    fuse-opt step.mlir --fuse-auto-mixed-precision=dtype=f16
+    ```
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
+           "Low-precision type of matmul and attention operands: bf16 or f16">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "f16 only: finite steps in a row after which the loss scale doubles">,
+  ];
+  let dependentDialects = ["::mlir::fuse::FuseDialect"];
+}
+
+def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
+  let summary = "group ops into fuse.fusion regions, one kernel each";
+  let description = [{
+    Groups each function's top-level ops into `fuse.fusion` regions. Every
+    op starts in a group of its own whose kind follows from the op (loop for
+    elementwise and data-movement ops, row or column reduction for
+    `fuse.reduce` by whether it reduces the innermost dimensions,
+    gemm_epilogue for `fuse.matmul`, attention for the attention ops).
+    Then, round after round, the pass merges the pair of neighbouring groups
+    that saves the most bytes by the cost model (the values between them no
+    longer go through global memory; a shared input is read once) among the
+    pairs whose merge is legal:
+
+    - the merged group is a kernel the code generator has a template for:
+      a loop over one iteration space; a row reduction whose reductions
+      share their rows, with a prologue and epilogue over the rows or their
+      statistics; a column reduction with a pointwise prologue; a matmul
+      with an epilogue cuBLASLt applies (cast, add of a bias broadcast over
+      rows, then gelu (tanh) or relu, or add of a residual of the result's
+      shape, then cast); one attention op;
+    - a matmul, attention or a reduction is never duplicated and two of
+      them never share a loop (one gemm or attention per group);
+    - the group stays acyclic with the rest of the graph;
+    - at most `max-inputs` inputs and `max-outputs` results.
+
+    A cheap pointwise producer (broadcast, splat constant, iota, cast or an
+    elementwise op whose inputs are no bigger than its result) that several
+    groups read is copied into each of them when that saves its write and
+    the reads (the cost model decides). Ops the pass does not know
+    (gather, scatter_add, concat, argmax, random, composites left whole)
+    stay outside fusions. A group of one op that gains nothing stays a
+    plain op; every other group becomes a `fuse.fusion` whose kind names its
+    template.
+
+    Example:
+
+    ```
+    fuse-opt step.mlir --fuse-form-fusions=max-inputs=16 --fuse-print-cost=per-op=false
+    ```
+  }];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"24",
+           "Most inputs a fusion may read">,
+    Option<"maxOutputs", "max-outputs", "unsigned", /*default=*/"8",
+           "Most results a fusion may write">,
+  ];
+  let dependentDialects = ["::mlir::fuse::FuseDialect"];
+}
+
 def FusePrintCost : Pass<"fuse-print-cost", "ModuleOp"> {
   let summary = "print each function's FLOPs, bytes moved and kernel count";
   let description = [{
