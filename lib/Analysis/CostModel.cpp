@@ -80,9 +80,38 @@ int64_t attentionForward(Value query, Value key, Value value) {
                                      shapeOf(value)[3]);
 }
 
+/// Bytes a kernel reads for `input` (a value defined outside it) when
+/// `readers`, ops inside the kernel, are its users there: none for an
+/// immediate; what slices and gathers take when only they read it (at most
+/// the whole value); else the whole value.
+template <typename Readers>
+int64_t kernelInputBytes(Value input, Readers &&readers) {
+  int64_t whole = bytesOf(input);
+  int64_t taken = 0;
+  for (Operation *reader : readers) {
+    if (auto slice = dyn_cast<SliceOp>(reader)) {
+      taken += cost::tensorBytes(numElements(slice.getResult()),
+                                 cast<ShapedType>(input.getType())
+                                     .getElementTypeBitWidth());
+      continue;
+    }
+    auto gather = dyn_cast<GatherOp>(reader);
+    if (gather && gather.getOperand() == input &&
+        gather.getIndices() != input) {
+      taken += bytesOf(gather.getResult());
+      continue;
+    }
+    return whole;
+  }
+  return std::min(whole, taken);
+}
+
 /// A fusion is one kernel over its boundary; the ops inside add FLOPs only.
 FailureOr<OpCost> fusionCost(FusionOp op) {
-  OpCost total = kernel(op, 0);
+  OpCost total{0, 0, bytesOf(op.getResults()), 1};
+  for (auto [input, argument] :
+       llvm::zip(op.getInputs(), op.getBody().getArguments()))
+    total.bytesRead += kernelInputBytes(input, argument.getUsers());
   for (Operation &inner : op.getBody().front()) {
     FailureOr<OpCost> innerCost = computeOpCost(&inner);
     if (failed(innerCost))
@@ -173,4 +202,34 @@ FailureOr<FuncCost> mlir::fuse::computeFuncCost(func::FuncOp func) {
     }
   }
   return result;
+}
+
+FailureOr<OpCost>
+mlir::fuse::computeFusedCost(ArrayRef<Operation *> ops,
+                             const llvm::SmallPtrSetImpl<Operation *> &members) {
+  OpCost total{0, 0, 0, 1};
+  llvm::SmallPtrSet<Value, 16> inputs;
+  for (Operation *op : ops) {
+    FailureOr<OpCost> cost = computeOpCost(op);
+    if (failed(cost))
+      return failure();
+    total.flops += cost->flops;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if ((producer && members.contains(producer)) ||
+          !inputs.insert(operand).second)
+        continue;
+      total.bytesRead += kernelInputBytes(
+          operand, llvm::make_filter_range(operand.getUsers(),
+                                           [&](Operation *user) {
+                                             return members.contains(user);
+                                           }));
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.contains(user);
+          }))
+        total.bytesWritten += bytesOf(result);
+  }
+  return total;
 }

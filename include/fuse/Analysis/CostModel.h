@@ -18,6 +18,8 @@
 // - fuse.fusion reads its inputs and writes its results only: the values
 //   between the ops inside stay on chip. Its FLOPs are those of the ops
 //   inside. It is one kernel. This is what makes fusion show in the numbers.
+//   An input that only slices and gathers inside read counts the elements
+//   they take, as for the plain ops.
 //
 // Every other top-level op is one kernel (a matmul is one GEMM call);
 // func.return is free.
@@ -31,12 +33,22 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::fuse {
 
 /// The cost of `op`, a fuse op or func.return, as a top-level op of a
 /// function. Fails, with a diagnostic at the op, for any other op.
 FailureOr<::fuse::OpCost> computeOpCost(Operation *op);
+
+/// What `ops`, top-level ops of one block in block order whose set is
+/// `members`, would cost as one fuse.fusion: the values they use and none of
+/// them defines are read (by the fusion rule above), the results used by any
+/// other op are written, the FLOPs are theirs, and it is one kernel. This is
+/// how fuse-form-fusions weighs a merge before making it.
+FailureOr<::fuse::OpCost>
+computeFusedCost(ArrayRef<Operation *> ops,
+                 const llvm::SmallPtrSetImpl<Operation *> &members);
 
 /// One top-level op of a function and its cost.
 struct OpCostEntry {

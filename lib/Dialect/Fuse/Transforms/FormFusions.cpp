@@ -1,7 +1,29 @@
-//===- FormFusions.cpp - fuse-form-fusions ---------------------------------------===//
+//===- FormFusions.cpp - fuse-form-fusions --------------------------------===//
+//
+// Greedy, cost-driven fusion in the manner of XLA's priority fusion: every
+// op starts as a group of its own; every pair of groups joined by a value
+// (producer and consumer) or by a shared input (siblings) whose merge is a
+// legal kernel that saves bytes or launches by the cost model goes into a
+// priority queue; the best is applied (if it makes no cycle), the merged
+// group's pairs are evaluated again, and so on until none is left. Taking
+// the globally best merge first matters: a residual add joins the GEMM
+// epilogue before it (saving the GEMM output's store and load) rather than
+// the layer norm after it (saving one load). Cheap producers are first
+// copied into their consumers where that pays (FusionDuplication.cpp), and
+// the groups become fuse.fusion ops at the end (FusionMaterialize.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionGroups.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Debug.h"
+
+#include <queue>
 
 #define DEBUG_TYPE "fuse-form-fusions"
 
@@ -10,9 +32,140 @@ namespace mlir::fuse {
 #include "fuse/Dialect/Fuse/Transforms/Passes.h.inc"
 } // namespace mlir::fuse
 
+using namespace mlir;
+using namespace mlir::fuse;
+using namespace mlir::fuse::fusion;
+
 namespace {
-struct FormFusionsPass : mlir::fuse::impl::FuseFormFusionsBase<FormFusionsPass> {
-  using Base::Base;
-  void runOnOperation() override {}
+
+/// The best merge first; among equals, the one found first.
+struct CandidateOrder {
+  bool operator()(const std::pair<MergeCandidate, uint64_t> &x,
+                  const std::pair<MergeCandidate, uint64_t> &y) const {
+    if (x.first.benefit != y.first.benefit)
+      return x.first.benefit < y.first.benefit;
+    return x.second > y.second;
+  }
 };
+
+/// A max-heap of merges, each stamped with the versions its two groups had
+/// when it was evaluated: a merge popped after either group changed is
+/// stale and dropped (the changed group's merges were evaluated again).
+class CandidateQueue {
+public:
+  explicit CandidateQueue(const GroupSet &groups)
+      : groups(groups), versions(groups.groups().size(), 0) {}
+
+  void consider(unsigned a, unsigned b) {
+    if (a == b)
+      return;
+    if (std::optional<MergeCandidate> candidate = groups.evaluate(a, b)) {
+      Entry entry{*candidate, versions[a], versions[b]};
+      entries.push_back(entry);
+      heap.push({*candidate, entries.size() - 1});
+    }
+  }
+
+  /// The best merge whose groups have not changed since it was evaluated.
+  std::optional<MergeCandidate> pop() {
+    while (!heap.empty()) {
+      uint64_t index = heap.top().second;
+      heap.pop();
+      const Entry &entry = entries[index];
+      const MergeCandidate &c = entry.candidate;
+      if (groups.groups()[c.first].alive && groups.groups()[c.second].alive &&
+          versions[c.first] == entry.firstVersion &&
+          versions[c.second] == entry.secondVersion)
+        return c;
+    }
+    return std::nullopt;
+  }
+
+  void changed(unsigned group) { ++versions[group]; }
+
+private:
+  struct Entry {
+    MergeCandidate candidate;
+    uint64_t firstVersion, secondVersion;
+  };
+  const GroupSet &groups;
+  SmallVector<uint64_t> versions;
+  std::vector<Entry> entries;
+  std::priority_queue<std::pair<MergeCandidate, uint64_t>,
+                      std::vector<std::pair<MergeCandidate, uint64_t>>,
+                      CandidateOrder>
+      heap;
+};
+
+/// Siblings: groups that read one of the values `group` reads. A value read
+/// by many groups (a learning rate) offers only its nearest readers.
+void considerSiblings(unsigned group, const GroupSet &groups,
+                      CandidateQueue &queue) {
+  constexpr unsigned kMaxSiblingsPerValue = 4;
+  llvm::SmallPtrSet<Value, 8> inputs;
+  for (Operation *op : groups.groups()[group].ops)
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if ((producer && groups.groupOf(producer) == group) ||
+          (producer && isa<ConstantOp>(producer)) ||
+          !inputs.insert(operand).second)
+        continue;
+      unsigned offered = 0;
+      for (Operation *user : operand.getUsers()) {
+        std::optional<unsigned> reader = groups.groupOf(user);
+        if (!reader || *reader == group)
+          continue;
+        queue.consider(group, *reader);
+        if (++offered == kMaxSiblingsPerValue)
+          break;
+      }
+    }
+}
+
+void considerNeighbours(unsigned group, const GroupSet &groups,
+                        CandidateQueue &queue) {
+  if (!groups.groups()[group].kind)
+    return;
+  for (unsigned consumer : groups.consumers(group))
+    queue.consider(group, consumer);
+  for (unsigned producer : groups.producers(group))
+    queue.consider(producer, group);
+  considerSiblings(group, groups, queue);
+}
+
+struct FormFusionsPass
+    : mlir::fuse::impl::FuseFormFusionsBase<FormFusionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.getBody().hasOneBlock())
+        formFusions(func.getBody().front());
+    });
+  }
+
+  void formFusions(Block &block) {
+    duplicateCheapProducers(block);
+    GroupSet groups(block, maxInputs, maxOutputs);
+    CandidateQueue queue(groups);
+    for (unsigned group = 0; group < groups.groups().size(); ++group)
+      considerNeighbours(group, groups, queue);
+    unsigned merges = 0, rejected = 0;
+    while (std::optional<MergeCandidate> best = queue.pop()) {
+      if (groups.createsCycle(best->first, best->second)) {
+        ++rejected;
+        continue;
+      }
+      groups.merge(best->first, best->second);
+      queue.changed(best->first);
+      queue.changed(best->second);
+      considerNeighbours(best->first, groups, queue);
+      ++merges;
+    }
+    LLVM_DEBUG(llvm::dbgs() << merges << " merges, " << rejected
+                            << " rejected for cycles\n");
+    materializeFusions(block, groups);
+  }
+};
+
 } // namespace

@@ -1,0 +1,93 @@
+//===- FusionGroups.h - Groups of ops that become one kernel each -*- C++ -*-===//
+//
+// The state of fuse-form-fusions over one block: a partition of its ops
+// into groups, each a candidate kernel, with the merges the greedy search
+// makes and the checks a merge needs (the kernel template, the bounds on
+// inputs and outputs, acyclicity). Each op starts in a group of its own;
+// constants are in none, since they are immediates or baked-in inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
+#define FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
+
+#include "fuse/Analysis/CostFormulas.h"
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <optional>
+
+namespace mlir::fuse::fusion {
+
+struct Group {
+  /// Members in block order.
+  SmallVector<Operation *> ops;
+  llvm::SmallPtrSet<Operation *, 8> members;
+  /// The kernel template, or nullopt for an op that never joins a fusion.
+  std::optional<FusionKind> kind;
+  /// What the group costs as it would be emitted (a lone view costs 0).
+  ::fuse::OpCost cost;
+  bool alive = true;
+};
+
+/// A merge the search may make, with what it saves.
+struct MergeCandidate {
+  unsigned first, second;
+  /// Bytes saved plus kLaunchEquivalentBytes per kernel saved.
+  int64_t benefit;
+};
+
+class GroupSet {
+public:
+  GroupSet(Block &block, unsigned maxInputs, unsigned maxOutputs);
+
+  ArrayRef<Group> groups() const { return groupList; }
+  std::optional<unsigned> groupOf(Operation *op) const;
+
+  /// The merge of `a` and `b` if it is a kernel within the bounds that
+  /// saves something; does not check acyclicity (see createsCycle).
+  std::optional<MergeCandidate> evaluate(unsigned a, unsigned b) const;
+
+  /// Whether merging `a` and `b` would put a group both before and after
+  /// the merged one.
+  bool createsCycle(unsigned a, unsigned b) const;
+
+  /// Merges `b` into `a` (evaluate must have accepted them).
+  void merge(unsigned a, unsigned b);
+
+  /// The groups that read a value `group` defines, and those that define a
+  /// value it reads.
+  SmallVector<unsigned> consumers(unsigned group) const;
+  SmallVector<unsigned> producers(unsigned group) const;
+
+private:
+  Group makeGroup(SmallVector<Operation *> ops) const;
+  void reorderForMerge(unsigned first, unsigned last, unsigned merged,
+                       unsigned dead);
+
+  SmallVector<Group> groupList;
+  llvm::DenseMap<Operation *, unsigned> groupIndex;
+  llvm::DenseMap<Operation *, int64_t> position;
+  /// The groups in a topological order, kept so through merges (dead
+  /// groups stay in it, inert), and each group's index in it: a path
+  /// between two groups only runs through groups ranked between them.
+  SmallVector<unsigned> order, rank;
+  unsigned maxInputs, maxOutputs;
+};
+
+/// Copies cheap producers (fusion::isDuplicable) into each consumer that can
+/// absorb them when the cost model says the copies save more than they add
+/// (a broadcast's small input read again beats its large result stored and
+/// loaded; a scalar computed again in each kernel beats a launch).
+void duplicateCheapProducers(Block &block);
+
+/// Rewrites each group of two or more ops, each lone fusible op and each
+/// attention op of `groups` into a fuse.fusion of its kind, and orders the
+/// block so that every value is defined before its uses.
+void materializeFusions(Block &block, const GroupSet &groups);
+
+} // namespace mlir::fuse::fusion
+
+#endif // FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
