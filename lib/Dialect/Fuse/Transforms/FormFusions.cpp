@@ -137,6 +137,16 @@ struct FormFusionsPass
     : mlir::fuse::impl::FuseFormFusionsBase<FormFusionsPass> {
   using Base::Base;
 
+  LogicalResult initialize(MLIRContext *context) override {
+    if (maxInputs == 0 || maxOutputs == 0)
+      return emitError(UnknownLoc::get(context))
+             << "fuse-form-fusions: max-inputs and max-outputs must be at "
+                "least 1 (a kernel reads and writes something), not "
+             << static_cast<unsigned>(maxInputs) << " and "
+             << static_cast<unsigned>(maxOutputs);
+    return success();
+  }
+
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
       if (func.getBody().hasOneBlock())

@@ -74,7 +74,22 @@ classifyReduction(ArrayRef<Operation *> ops,
       return std::nullopt;
     }
   }
+  // A column kernel finishes its reductions only when the whole grid has
+  // run: nothing over the full space, and no other reduction, may read them.
+  bool columns = *role == OpRole::ColumnReduction;
+  llvm::SmallPtrSet<Operation *, 16> afterReduction;
   for (Operation *op : ops) {
+    bool readsReduction = llvm::any_of(op->getOperands(), [&](Value v) {
+      Operation *producer = v.getDefiningOp();
+      return producer && members.contains(producer) &&
+             (isa<ReduceOp>(producer) || afterReduction.contains(producer));
+    });
+    if (readsReduction) {
+      if (columns && (isa<ReduceOp>(op) ||
+                      numElements(op->getResult(0)) == full))
+        return std::nullopt;
+      afterReduction.insert(op);
+    }
     if (isa<ReduceOp>(op))
       continue;
     if (isa<TransposeOp>(op))
@@ -224,13 +239,13 @@ OpRole mlir::fuse::fusion::getOpRole(Operation *op) {
 bool mlir::fuse::fusion::isDuplicable(Operation *op) {
   if (isa<BroadcastInDimOp, IotaOp, ReshapeOp>(op))
     return true;
-  // An elementwise op only when small (scalars and vectors of the optimizer
-  // and of row statistics): a large one computed again in each consumer
-  // costs compute and would leave a GEMM without its epilogue.
-  constexpr int64_t kMaxDuplicatedElements = 4096;
+  // An elementwise op only on scalars (the optimizer's bias corrections,
+  // a loss scale): a tensor computed again in each consumer costs compute,
+  // twice over when two consumers end in one kernel, and would leave a
+  // GEMM without its epilogue.
   return !isa<RandomOp>(op) && op->hasTrait<OpTrait::Elementwise>() &&
          getOpRole(op) == OpRole::Pointwise &&
-         numElements(op->getResult(0)) <= kMaxDuplicatedElements;
+         numElements(op->getResult(0)) == 1;
 }
 
 bool mlir::fuse::fusion::canAbsorbProducer(Operation *user) {
