@@ -28,7 +28,9 @@ void mlir::fuse::buildFusePipeline(OpPassManager &pm,
     pm.addPass(createFuseAutoMixedPrecision(amp));
   }
   FuseDecomposeOptions decompose;
-  decompose.keep.assign(options.keep.begin(), options.keep.end());
+  for (const std::string &name : options.keep)
+    if (name != "none")
+      decompose.keep.push_back(name);
   pm.addPass(createFuseDecompose(decompose));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

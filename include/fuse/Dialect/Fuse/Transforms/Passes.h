@@ -25,7 +25,10 @@ struct FusePipelineOptions : public PassPipelineOptions<FusePipelineOptions> {
       llvm::cl::init("bf16")};
   ListOption<std::string> keep{
       *this, "keep",
-      llvm::cl::desc("Composite ops fuse-decompose leaves whole (its `keep`)")};
+      llvm::cl::desc("Composite ops fuse-decompose leaves whole (its `keep`; "
+                     "default gelu, which a GEMM epilogue applies; none "
+                     "decomposes every composite)"),
+      llvm::cl::list_init<std::string>({"gelu"})};
   Option<unsigned> maxInputs{
       *this, "max-inputs",
       llvm::cl::desc("Most inputs a fusion may read (fuse-form-fusions)"),
