@@ -1,7 +1,20 @@
-//===- AutoMixedPrecision.cpp - fuse-auto-mixed-precision ---------------------------------------===//
+//===- AutoMixedPrecision.cpp - fuse-auto-mixed-precision -----------------===//
+//
+// Checks the options when the pass is set up, before it touches the IR, and
+// runs its two parts on every function: the precision policy
+// (PrecisionPolicy.cpp), then, for f16, dynamic loss scaling
+// (LossScaling.cpp). Loss scaling comes second because it finds the
+// gradients through the casts the policy adds, so the 16-bit matmuls of the
+// backward read scaled values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AutoMixedPrecision.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "fuse-auto-mixed-precision"
 
@@ -10,9 +23,46 @@ namespace mlir::fuse {
 #include "fuse/Dialect/Fuse/Transforms/Passes.h.inc"
 } // namespace mlir::fuse
 
+using namespace mlir;
+using namespace mlir::fuse;
+
 namespace {
-struct AutoMixedPrecisionPass : mlir::fuse::impl::FuseAutoMixedPrecisionBase<AutoMixedPrecisionPass> {
+
+struct AutoMixedPrecisionPass
+    : mlir::fuse::impl::FuseAutoMixedPrecisionBase<AutoMixedPrecisionPass> {
   using Base::Base;
-  void runOnOperation() override {}
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (dtype == "bf16")
+      lowType = BFloat16Type::get(context);
+    else if (dtype == "f16")
+      lowType = Float16Type::get(context);
+    else
+      return emitError(UnknownLoc::get(context))
+             << "fuse-auto-mixed-precision: unknown dtype '" << dtype
+             << "'; valid values: bf16, f16";
+    if (growthInterval < 1)
+      return emitError(UnknownLoc::get(context))
+             << "fuse-auto-mixed-precision: growth-interval must be at least "
+                "1, got "
+             << static_cast<int64_t>(growthInterval);
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      amp::applyPrecisionPolicy(func, lowType);
+      // bf16 has f32's range: only f16 needs its gradients scaled.
+      if (lowType.isF16() &&
+          failed(amp::addDynamicLossScaling(func, growthInterval)))
+        signalPassFailure();
+    }
+  }
+
+private:
+  FloatType lowType;
 };
+
 } // namespace

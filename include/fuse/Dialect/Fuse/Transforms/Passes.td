@@ -72,33 +72,57 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
   let summary = "run matmul and attention in bf16 or f16, everything else in f32";
   let description = [{
     Casts the operands of every `fuse.matmul`, `fuse.scaled_dot_product_attention`
-    and its backward to `dtype` (tensor cores; the ops accumulate in f32) and
-    casts their results back to the original type for their users. Every
-    other op (reductions, softmax, normalisation and its statistics, losses,
-    the optimizer update) keeps computing in f32; master weights stay f32
-    function arguments.
+    and its backward that computes in f32 to `dtype` (tensor cores; the ops
+    accumulate in f32), a float attention mask included, and casts their
+    results back to f32 for their users; attention's log-sum-exp stays f32.
+    Ops already in a 16-bit type are left alone. Every other op (reductions,
+    softmax, normalisation and its statistics, losses, the optimizer update)
+    keeps computing in f32; master weights stay f32 function arguments.
 
-    Each value is cast to `dtype` at most once, right after its definition,
-    and that cast is shared by all its low-precision users (a weight's cast
-    serves its forward and backward matmuls, an activation's cast is the
-    copy the backward reads). A cast to `dtype` moves above data-movement
-    ops (reshape, transpose, broadcast_in_dim, slice) so that it meets and
-    cancels the widening cast of a low-precision result (an attention
-    output reshaped into a projection stays in `dtype` end to end).
+    Each value is cast to `dtype` at most once, right after its definition
+    (an argument at the start of the body), and that cast is shared by all
+    its low-precision users (a weight's cast serves its forward and backward
+    matmuls, an activation's cast is the copy the backward reads). A cast to
+    `dtype` of a value widened from `dtype` is that value, and a cast moves
+    above data-movement ops (reshape, transpose, broadcast_in_dim, slice) to
+    meet such a widening: an attention output reshaped into a projection
+    stays in `dtype` end to end, and a matmul of a matmul reads the 16-bit
+    result. Casts and f32 data movement left without users are erased.
 
     With `dtype=f16` a training step (one with `fuse.cross_entropy_backward`,
     the loss's gradient) also gets dynamic loss scaling in the graph, as
-    PyTorch's GradScaler does outside it. New arguments `loss_scale` and
-    `loss_scale.growth_tracker` (f32 scalars; start them at 65536 and 0) and
-    results `loss_scale`, `loss_scale.growth_tracker` and `found_inf` (i1)
-    are appended. The loss gradient is multiplied by the scale; each gradient
-    is divided by it where it leaves the part of the graph that is linear in
-    the loss gradient (the backward); if any such gradient holds an inf or
-    NaN, every result that updates an argument of the same `fuse.name` (the
-    parameters and optimizer state) returns that argument unchanged, and the
-    scale is halved; after `growth-interval` finite steps in a row it
-    doubles. A training step without `fuse.cross_entropy_backward` is an
-    error at f16, since there is no loss gradient to scale.
+    PyTorch's GradScaler does outside it:
+
+    - new arguments `loss_scale` and `loss_scale.growth_tracker` (f32
+      scalars; start them at 65536 and 0) and results `loss_scale`,
+      `loss_scale.growth_tracker` and `found_inf` (i1) are appended;
+    - the loss gradient (`grad_loss` of each `fuse.cross_entropy_backward`)
+      is multiplied by the scale;
+    - each gradient is multiplied by 1/scale where it leaves the part of the
+      graph that is linear in the scaled loss gradient (the backward: products
+      with one such value, quotients by other values, sums, negation,
+      reductions by sum or mean, matmul with one such operand, data movement,
+      gather, scatter_add, concat, float casts, select, attention backward),
+      for the uses outside that part only;
+    - `found_inf` is true if any such unscaled gradient holds an inf or a NaN
+      (the sum of gradient·0 is then NaN, not 0);
+    - then every result that updates an argument of the same `fuse.name` (the
+      parameters and optimizer state) returns that argument unchanged, and
+      the scale is halved with the tracker reset; otherwise the tracker
+      counts the finite step, and at `growth-interval` the scale doubles
+      (unless that overflows f32) and the tracker restarts. Results named
+      `grad.*` (a step without an optimizer) are returned unscaled; their
+      caller reads `found_inf`.
+
+    New ops are located at `loss_scale`, `loss_scale.unscale`, `found_inf`,
+    `loss_scale.skip_update` and `loss_scale.update`. At f16 it is an error
+    when a training step (one with attention backward or `grad.*` results)
+    has no `fuse.cross_entropy_backward`, since there is no loss gradient to
+    scale; when the function already has an argument or result of a name the
+    scaler adds; and when a result named like an argument has another type.
+    Inference graphs get no loss scaling, and bf16, whose range is f32's,
+    needs none. An unknown `dtype` or a `growth-interval` below 1 is an error
+    when the pass is set up.
 
     Example:
 

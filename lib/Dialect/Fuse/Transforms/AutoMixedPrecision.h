@@ -1,0 +1,42 @@
+//===- AutoMixedPrecision.h - fuse-auto-mixed-precision's parts -*- C++ -*-===//
+//
+// fuse-auto-mixed-precision has two jobs, one file each beside this header:
+// the precision policy (PrecisionPolicy.cpp) moves matmul and attention to a
+// 16-bit type, and dynamic loss scaling (LossScaling.cpp) keeps the f16
+// gradients of a training step in range. LossScaling.cpp finds the
+// gradients with the linearity analysis of LinearBackward.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_AUTOMIXEDPRECISION_H
+#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_AUTOMIXEDPRECISION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::fuse::amp {
+
+/// Runs every matmul and attention op (forward and backward) of `func` whose
+/// operands are f32 in `lowType` (bf16 or f16) and casts its results back to
+/// f32 for their users. Each value is cast once, right after its
+/// definition; a cast meets and cancels a widening cast from `lowType`,
+/// through data-movement ops if it has to, and casts left dead go.
+void applyPrecisionPolicy(func::FuncOp func, FloatType lowType);
+
+/// Adds dynamic loss scaling to `func` if it is a training step with
+/// fuse.cross_entropy_backward: scale arguments and results, the scaled loss
+/// gradient, unscaled gradients, `found_inf`, the skipped update and the
+/// scale's own update (GradScaler's, with `growthInterval`). An inference
+/// graph is left alone; a training step without the loss gradient (one
+/// with attention backward or `grad.*` results), or one that cannot take
+/// the new arguments, fails with a diagnostic.
+LogicalResult addDynamicLossScaling(func::FuncOp func, int64_t growthInterval);
+
+/// The values of `body`'s top-level ops that are linear (homogeneous of
+/// degree 1) in `seeds`, by the rules of each op's semantics: what
+/// multiplying the seeds by a scale multiplies by the same scale.
+llvm::DenseSet<Value> findLinearValues(Block &body, ArrayRef<Value> seeds);
+
+} // namespace mlir::fuse::amp
+
+#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_AUTOMIXEDPRECISION_H
