@@ -90,18 +90,25 @@ classifyReduction(ArrayRef<Operation *> ops,
         return std::nullopt;
       afterReduction.insert(op);
     }
-    if (isa<ReduceOp>(op))
-      continue;
     if (isa<TransposeOp>(op))
       return std::nullopt;
+  }
+  // Values in neither space (a bias vector, a scalar of the optimizer) are
+  // computed again wherever they are read, so they must reach the spaces
+  // only through broadcasts, and are never stored.
+  llvm::SmallPtrSet<Operation *, 8> onDemand;
+  for (Operation *op : llvm::reverse(ops)) {
     int64_t count = numElements(op->getResult(0));
-    if (count == full || count == reduced)
+    if (isa<ReduceOp>(op) || count == full || count == reduced)
       continue;
-    bool onlyBroadcast = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return isa<BroadcastInDimOp>(user) && members.contains(user);
-    });
-    if (!onlyBroadcast)
+    bool feedsSpacesByBroadcast =
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return members.contains(user) &&
+                 (isa<BroadcastInDimOp>(user) || onDemand.contains(user));
+        });
+    if (!feedsSpacesByBroadcast)
       return std::nullopt;
+    onDemand.insert(op);
   }
   return *role == OpRole::RowReduction ? FusionKind::RowReduction
                                        : FusionKind::ColumnReduction;
