@@ -271,7 +271,7 @@ func.func @unfused(%x: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> 
 
 // CHECK-LABEL: cost of @fused
 // CHECK-NEXT: op at flops bytes read bytes written kernels
-// CHECK-NEXT: fuse.fusion fused 128 256 128 1{{$}}
+// CHECK-NEXT: fuse.fusion loop fused 128 256 128 1{{$}}
 // CHECK-NEXT: flops: 128 (128 FLOP)
 // CHECK-NEXT: bytes read: 256 (256 B)
 // CHECK-NEXT: bytes written: 128 (128 B)
@@ -288,12 +288,32 @@ func.func @fused(%x: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %y : tensor<4x8xf32>
 }
 
+// A fusion input that only slices read counts what they take: the three
+// thirds of a [4, 24] qkv tensor (128 B each) that one kernel splits and
+// adds read 384 B, once each, like the plain slices would; the input the
+// add reads whole counts whole (128 B).
+// CHECK-LABEL: cost of @sliced_input
+// CHECK-NEXT: op at flops bytes read bytes written kernels
+// CHECK-NEXT: fuse.fusion loop split 64 512 256 1{{$}}
+func.func @sliced_input(%qkv: tensor<4x24xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %q, %k = fuse.fusion loop (%qkv, %b) : (tensor<4x24xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x24xf32>, %c: tensor<4x8xf32>):
+    %s0 = fuse.slice %a, start = [0, 0], limit = [4, 8], stride = [1, 1] : (tensor<4x24xf32>) -> tensor<4x8xf32>
+    %s1 = fuse.slice %a, start = [0, 8], limit = [4, 16], stride = [1, 1] : (tensor<4x24xf32>) -> tensor<4x8xf32>
+    %s2 = fuse.slice %a, start = [0, 16], limit = [4, 24], stride = [1, 1] : (tensor<4x24xf32>) -> tensor<4x8xf32>
+    %t = fuse.add %s0, %s2 : tensor<4x8xf32>
+    %u = fuse.add %t, %c : tensor<4x8xf32>
+    fuse.yield %u, %s1 : tensor<4x8xf32>, tensor<4x8xf32>
+  } loc("split")
+  return %q, %k : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
 // A GEMM with its epilogue is one kernel too: 2·32·256·64 FLOPs for the
 // matmul and 32·256 each for the add and the ReLU; f16 x, w and bias read,
 // the f16 result written once.
 // CHECK-LABEL: cost of @gemm_epilogue
 // CHECK-NEXT: op at flops bytes read bytes written kernels
-// CHECK-NEXT: fuse.fusion linear 1064960 53248 16384 1{{$}}
+// CHECK-NEXT: fuse.fusion gemm_epilogue linear 1064960 53248 16384 1{{$}}
 // CHECK: kernels: 1{{$}}
 func.func @gemm_epilogue(%x: tensor<32x64xf16>, %w: tensor<256x64xf16>, %bias: tensor<32x256xf16>) -> tensor<32x256xf16> {
   %y = fuse.fusion gemm_epilogue (%x, %w, %bias) : (tensor<32x64xf16>, tensor<256x64xf16>, tensor<32x256xf16>) -> tensor<32x256xf16> {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Analysis/CostModel.h"
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -85,7 +86,11 @@ void printTable(ArrayRef<OpCostEntry> entries, func::FuncOp func,
   size_t nameWidth = 2, labelWidth = 2;
   size_t widths[4] = {5, 10, 13, 7}; // The headers' widths.
   for (const OpCostEntry &entry : entries) {
-    names.push_back(entry.op->getName().getStringRef().str());
+    // A fusion is named with its kind: the table is then the kernel plan.
+    std::string name = entry.op->getName().getStringRef().str();
+    if (auto fusion = dyn_cast<FusionOp>(entry.op))
+      name += " " + stringifyFusionKind(fusion.getKind()).str();
+    names.push_back(name);
     labels.push_back(opLabel(entry.op, asmState));
     nameWidth = std::max(nameWidth, names.back().size());
     labelWidth = std::max(labelWidth, labels.back().size());

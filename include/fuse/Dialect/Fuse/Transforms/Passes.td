@@ -142,36 +142,59 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
 def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
   let summary = "group ops into fuse.fusion regions, one kernel each";
   let description = [{
-    Groups each function's top-level ops into `fuse.fusion` regions. Every
-    op starts in a group of its own whose kind follows from the op (loop for
-    elementwise and data-movement ops, row or column reduction for
-    `fuse.reduce` by whether it reduces the innermost dimensions,
-    gemm_epilogue for `fuse.matmul`, attention for the attention ops).
-    Then, round after round, the pass merges the pair of neighbouring groups
-    that saves the most bytes by the cost model (the values between them no
-    longer go through global memory; a shared input is read once) among the
-    pairs whose merge is legal:
+    Groups each function's top-level ops into `fuse.fusion` regions, greedily
+    and by the cost model, as XLA's priority fusion does. Every op starts in
+    a group of its own. Every pair of groups joined by a value (producer and
+    consumer) or by an input both read (siblings) whose merge is legal and
+    pays is queued by what it saves: bytes that no longer go through global
+    memory (a value passed inside the kernel, a shared input read once) plus
+    a launch, weighed as 8 MB of traffic (`kLaunchEquivalentBytes`). The
+    best merge is made, the merged group's pairs are weighed again, and so
+    on until none is left. A merge is legal when:
 
     - the merged group is a kernel the code generator has a template for:
-      a loop over one iteration space; a row reduction whose reductions
-      share their rows, with a prologue and epilogue over the rows or their
-      statistics; a column reduction with a pointwise prologue; a matmul
-      with an epilogue cuBLASLt applies (cast, add of a bias broadcast over
-      rows, then gelu (tanh) or relu, or add of a residual of the result's
-      shape, then cast); one attention op;
-    - a matmul, attention or a reduction is never duplicated and two of
-      them never share a loop (one gemm or attention per group);
-    - the group stays acyclic with the rest of the graph;
-    - at most `max-inputs` inputs and `max-outputs` results.
+      - `loop`: elementwise ops, broadcast_in_dim, transpose, slice, concat,
+        gather, iota, random and reshape over one iteration space (every
+        stored value has the same number of elements);
+      - `row_reduction`: reductions over the trailing dimensions that all
+        share their rows (same element counts), with a prologue and an
+        epilogue over the rows or over their statistics (softmax, layer norm
+        and its backward, cross entropy with its backward, residual add +
+        norm); smaller values (a weight vector, an optimizer scalar) are
+        computed where they are read, through broadcasts; no transpose;
+      - `column_reduction`: reductions over the leading dimensions (bias
+        and norm-weight gradients) with a prologue over the full space and
+        an epilogue over the columns only (the grid must finish before a
+        column's sum is known), which takes an optimizer's update of that
+        parameter;
+      - `gemm_epilogue`: one matmul and what cuBLASLt applies to its result,
+        `act(alpha·AB + C + bias)` then a cast: casts, reshapes that keep
+        the last dimension, a multiply by a splat, an add of a bias
+        broadcast over rows and an add of a residual, then tanh-GELU or
+        ReLU; any value of the chain may also be stored (GELU_AUX). An
+        epilogue cuBLASLt cannot apply (erf GELU) goes to the consumer's
+        kernel instead;
+      - `attention`: one attention op, forward or backward;
+    - a matmul, attention or reduction is never copied, and a kernel has at
+      most one matmul or attention op;
+    - the groups stay acyclic (a topological order of the groups is kept
+      through the merges, so the check only searches between the two);
+    - the kernel reads at most `max-inputs` values and writes at most
+      `max-outputs`.
 
-    A cheap pointwise producer (broadcast, splat constant, iota, cast or an
-    elementwise op whose inputs are no bigger than its result) that several
-    groups read is copied into each of them when that saves its write and
-    the reads (the cost model decides). Ops the pass does not know
-    (gather, scatter_add, concat, argmax, random, composites left whole)
-    stay outside fusions. A group of one op that gains nothing stays a
-    plain op; every other group becomes a `fuse.fusion` whose kind names its
-    template.
+    Before grouping, a reshape, broadcast or iota read by several ops, and
+    an elementwise op on scalars (the optimizer's bias corrections), is
+    copied into each reader that can take it when the cost model says the
+    copies cost less than storing and loading the value (and, for scalars,
+    than launching a kernel for them).
+
+    Ops with no template (scatter_add, argmax, dense constants, composites
+    left whole, reductions over scattered dimensions, fusions already
+    formed) stay as they are, and the groups around them stay correct. A
+    lone matmul stays a plain GEMM call and a lone reshape a view; every
+    other group becomes a `fuse.fusion` of its kind, its inputs the values
+    it reads (splat constants are copied into the body), its results the
+    values read outside it.
 
     Example:
 
@@ -214,6 +237,8 @@ def FusePrintCost : Pass<"fuse-print-cost", "ModuleOp"> {
 
     Kernels: every top-level op is one kernel (a fusion is one, a matmul is
     one GEMM call) except reshape and constant (baked in at compile time).
+    A fusion's row names its kind (`fuse.fusion row_reduction`), so the
+    table of a fused graph is its kernel plan.
 
     Example:
 
