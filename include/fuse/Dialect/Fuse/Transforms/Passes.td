@@ -211,6 +211,51 @@ def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
 }
 
+def FuseRematerialize : Pass<"fuse-rematerialize", "ModuleOp"> {
+  let summary = "recompute forward values in the backward instead of keeping them";
+  let description = [{
+    (Being written.)
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Peak bytes of the planned arena not to exceed (0: no budget)">,
+    Option<"fraction", "fraction", "double", /*default=*/"0",
+           "Budget as a fraction of the peak without rematerialization "
+           "(0: no budget)">,
+  ];
+  let dependentDialects = ["::mlir::fuse::FuseDialect"];
+}
+
+def FuseSchedule : Pass<"fuse-schedule", "ModuleOp"> {
+  let summary = "order each function's kernels to lower peak live memory";
+  let description = [{
+    (Being written.)
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print each function's peak live bytes before and after">,
+  ];
+}
+
+def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
+  let summary = "place every intermediate buffer at an offset in one arena";
+  let description = [{
+    (Being written.)
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"best-fit\"",
+           "Packing strategy">,
+  ];
+  let dependentDialects = ["::mlir::fuse::FuseDialect"];
+}
+
+def FusePrintMemory : Pass<"fuse-print-memory", "ModuleOp"> {
+  let summary = "print each function's arena size, lower bound and largest buffers";
+  let description = [{
+    (Being written.)
+  }];
+}
+
 def FusePrintCost : Pass<"fuse-print-cost", "ModuleOp"> {
   let summary = "print each function's FLOPs, bytes moved and kernel count";
   let description = [{
