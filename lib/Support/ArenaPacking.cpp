@@ -1,0 +1,3 @@
+//===- ArenaPacking.cpp ------------------------------------------------------===//
+
+#include "fuse/Support/ArenaPacking.h"

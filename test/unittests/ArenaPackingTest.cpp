@@ -1,0 +1,5 @@
+//===- ArenaPackingTest.cpp --------------------------------------------------===//
+
+#include "fuse/Support/ArenaPacking.h"
+
+#include <gtest/gtest.h>

@@ -1,0 +1,5 @@
+//===- MaxFlowTest.cpp --------------------------------------------------===//
+
+#include "fuse/Support/MaxFlow.h"
+
+#include <gtest/gtest.h>
