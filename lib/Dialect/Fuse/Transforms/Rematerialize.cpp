@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Rematerialize.h"
+#include "Schedule.h"
 
 #include "fuse/Analysis/Liveness.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
@@ -38,8 +39,9 @@ using namespace mlir::fuse::remat;
 
 namespace {
 
+/// The peak once fuse-schedule has ordered the function (which it does).
 int64_t peakOf(func::FuncOp func) {
-  return computeLiveness(func.getBody().front()).peakBytes;
+  return scheduleForPeak(func.getBody().front()).second.peakBytes;
 }
 
 std::string megabytes(int64_t bytes) {
