@@ -246,6 +246,12 @@ OpRole mlir::fuse::fusion::getOpRole(Operation *op) {
 bool mlir::fuse::fusion::isDuplicable(Operation *op) {
   if (isa<BroadcastInDimOp, IotaOp, ReshapeOp>(op))
     return true;
+  // A widening cast (bf16 logits to f32) read by several kernels: each
+  // reads the narrow value and widens it itself, so the wide copy is never
+  // stored.
+  if (auto cast = dyn_cast<CastOp>(op))
+    return cast.getOperand().getType().getElementTypeBitWidth() <
+           cast.getType().getElementTypeBitWidth();
   // An elementwise op only on scalars (the optimizer's bias corrections,
   // a loss scale): a tensor computed again in each consumer costs compute,
   // twice over when two consumers end in one kernel, and would leave a
