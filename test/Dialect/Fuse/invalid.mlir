@@ -1620,7 +1620,7 @@ func.func @name_not_a_string(%wte: tensor<128x64xf32> {fuse.name = "transformer.
 
 // -----
 
-// expected-error @+1 {{unknown fuse argument attribute 'fuse.nmae' on argument #0 (known: 'fuse.name', 'fuse.index_bound')}}
+// expected-error @+1 {{unknown fuse argument attribute 'fuse.nmae' on argument #0 (known: 'fuse.name', 'fuse.index_bound', 'fuse.donated')}}
 func.func @unknown_argument_attribute(%wte: tensor<128x64xf32> {fuse.nmae = "transformer.wte.weight"}) {
   return
 }
@@ -1692,7 +1692,7 @@ func.func @result_names_repeat(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf3
 // -----
 
 func.func @fuse_attribute_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation ('fuse.name' and 'fuse.index_bound' belong on function arguments, 'fuse.name' on results)}}
+  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation (known: 'fuse.buffers', 'fuse.arena_size', 'fuse.arena_lower_bound'; 'fuse.name', 'fuse.index_bound' and 'fuse.donated' belong on function arguments, 'fuse.name' on results)}}
   %y = fuse.exp %x {fuse.bogus = 1 : i64} : tensor<4xf32>
   return %y : tensor<4xf32>
 }

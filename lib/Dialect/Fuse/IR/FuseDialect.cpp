@@ -2,10 +2,13 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 
+#include "fuse/Analysis/CostFormulas.h"
 #include "fuse/Dialect/Fuse/IR/FuseAttrs.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
+#include "fuse/Support/ArenaPacking.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -18,6 +21,76 @@ using namespace mlir::fuse;
 
 #define GET_ATTRDEF_CLASSES
 #include "fuse/Dialect/Fuse/IR/FuseAttrs.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// #fuse.buffer<offset = N | argument = N | external, size = S, live = [A, B]>
+//===----------------------------------------------------------------------===//
+
+Attribute BufferAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::optional<int64_t> offset, argument;
+  StringRef where;
+  if (parser.parseLess() || parser.parseKeyword(&where))
+    return {};
+  if (where == "offset" || where == "argument") {
+    int64_t value;
+    if (parser.parseEqual() || parser.parseInteger(value))
+      return {};
+    (where == "offset" ? offset : argument) = value;
+  } else if (where != "external") {
+    parser.emitError(loc) << "expected 'offset', 'argument' or 'external', "
+                             "got '"
+                          << where << "'";
+    return {};
+  }
+  int64_t size, liveStart, liveEnd;
+  if (parser.parseComma() || parser.parseKeyword("size") ||
+      parser.parseEqual() || parser.parseInteger(size) ||
+      parser.parseComma() || parser.parseKeyword("live") ||
+      parser.parseEqual() || parser.parseLSquare() ||
+      parser.parseInteger(liveStart) || parser.parseComma() ||
+      parser.parseInteger(liveEnd) || parser.parseRSquare() ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), offset, argument, size, liveStart,
+                    liveEnd);
+}
+
+void BufferAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  if (std::optional<int64_t> offset = getOffset())
+    printer << "offset = " << *offset;
+  else if (std::optional<int64_t> argument = getArgument())
+    printer << "argument = " << *argument;
+  else
+    printer << "external";
+  printer << ", size = " << getSize() << ", live = [" << getLiveStart()
+          << ", " << getLiveEnd() << "]>";
+}
+
+LogicalResult
+BufferAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
+                   std::optional<int64_t> offset,
+                   std::optional<int64_t> argument, int64_t size,
+                   int64_t liveStart, int64_t liveEnd) {
+  if (offset && argument)
+    return emitError() << "a buffer is in the arena or in an argument, not "
+                          "both";
+  if (offset && (*offset < 0 || *offset % ::fuse::kArenaAlignment != 0))
+    return emitError() << "buffer offset " << *offset
+                       << " is not a non-negative multiple of "
+                       << ::fuse::kArenaAlignment;
+  if (argument && *argument < 0)
+    return emitError() << "buffer argument index " << *argument
+                       << " is negative";
+  if (size < 0)
+    return emitError() << "buffer size " << size << " is negative";
+  if (liveStart < 0 || liveStart > liveEnd)
+    return emitError() << "buffer live range [" << liveStart << ", "
+                       << liveEnd << "] is empty or negative";
+  return success();
+}
 
 void FuseDialect::initialize() {
   addAttributes<
@@ -66,8 +139,8 @@ static LogicalResult verifyName(Operation *op, StringRef what, unsigned index,
   return success();
 }
 
-// `fuse.*` attributes on function arguments: `fuse.name` and
-// `fuse.index_bound`. Any other `fuse.` name is a typo that would otherwise be
+// `fuse.*` attributes on function arguments: `fuse.name`, `fuse.index_bound`
+// and `fuse.donated`. Any other `fuse.` name is a typo that would otherwise be
 // carried silently.
 LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
@@ -90,10 +163,17 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
                              << type;
     return success();
   }
+  if (attribute.getName() == kDonatedAttr) {
+    if (!llvm::isa<UnitAttr>(attribute.getValue()))
+      return op->emitError() << "'" << kDonatedAttr << "' on argument #"
+                             << argIndex << " takes no value, got "
+                             << attribute.getValue();
+    return success();
+  }
   return op->emitError() << "unknown fuse argument attribute '"
                          << attribute.getName().getValue() << "' on argument #"
                          << argIndex << " (known: '" << kNameAttr << "', '"
-                         << kIndexBoundAttr << "')";
+                         << kIndexBoundAttr << "', '" << kDonatedAttr << "')";
 }
 
 // `fuse.name` on function results: the name of a graph output. Any other
@@ -109,14 +189,103 @@ LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
                          << resultIndex << " (known: '" << kNameAttr << "')";
 }
 
-// No `fuse.*` attribute belongs on an operation: one there is a typo or a
+/// `fuse.buffers` on `op`: an op directly in a function body, one
+/// #fuse.buffer per result, each of its result's size, and one in an
+/// argument only in an existing argument that is donated (or viewed by a
+/// reshape).
+static LogicalResult verifyBuffers(Operation *op, Attribute value) {
+  StringRef name = FuseDialect::kBuffersAttr;
+  auto function = dyn_cast_or_null<FunctionOpInterface>(op->getParentOp());
+  if (!function)
+    return op->emitError() << "'" << name
+                           << "' belongs only on ops directly in a function "
+                              "body";
+  auto buffers = dyn_cast<ArrayAttr>(value);
+  if (!buffers)
+    return op->emitError() << "'" << name
+                           << "' must be an array of #fuse.buffer, got "
+                           << value;
+  if (buffers.size() != op->getNumResults())
+    return op->emitError() << "'" << name << "' has " << buffers.size()
+                           << " entries for " << op->getNumResults()
+                           << " results";
+  for (auto [index, entry] : llvm::enumerate(buffers)) {
+    auto buffer = dyn_cast<BufferAttr>(entry);
+    if (!buffer)
+      return op->emitError() << "'" << name << "' entry #" << index
+                             << " must be a #fuse.buffer, got " << entry;
+    auto type = dyn_cast<ShapedType>(op->getResult(index).getType());
+    if (type && type.hasStaticShape()) {
+      int64_t bytes = ::fuse::cost::tensorBytes(
+          type.getNumElements(), type.getElementTypeBitWidth());
+      if (buffer.getSize() != bytes)
+        return op->emitError()
+               << "'" << name << "' entry #" << index << " has size "
+               << buffer.getSize() << ", but result #" << index << " ("
+               << type << ") takes " << bytes << " bytes";
+    }
+    std::optional<int64_t> argument = buffer.getArgument();
+    if (!argument)
+      continue;
+    if (*argument >= static_cast<int64_t>(function.getNumArguments()))
+      return op->emitError() << "'" << name << "' entry #" << index
+                             << " is in argument #" << *argument
+                             << ", but the function has "
+                             << function.getNumArguments() << " arguments";
+    if (!isa<ReshapeOp>(op) &&
+        !function.getArgAttr(*argument, FuseDialect::kDonatedAttr))
+      return op->emitError()
+             << "'" << name << "' entry #" << index << " writes over argument #"
+             << *argument << ", which is not donated ('"
+             << FuseDialect::kDonatedAttr << "')";
+  }
+  return success();
+}
+
+/// `fuse.arena_size` and `fuse.arena_lower_bound` on a module or function:
+/// non-negative i64 bytes, the size a multiple of the arena's alignment and
+/// not below the bound.
+static LogicalResult verifyArenaBytes(Operation *op, StringRef name,
+                                      Attribute value) {
+  if (!isa<ModuleOp, FunctionOpInterface>(op))
+    return op->emitError() << "'" << name
+                           << "' belongs on a module or a function";
+  auto bytes = dyn_cast<IntegerAttr>(value);
+  if (!bytes || !bytes.getType().isInteger(64) ||
+      bytes.getValue().isNegative())
+    return op->emitError() << "'" << name
+                           << "' must be a non-negative i64, got " << value;
+  if (name != FuseDialect::kArenaSizeAttr)
+    return success();
+  int64_t size = bytes.getInt();
+  if (size % ::fuse::kArenaAlignment != 0)
+    return op->emitError() << "'" << name << "' (" << size
+                           << ") is not a multiple of "
+                           << ::fuse::kArenaAlignment;
+  auto bound =
+      op->getAttrOfType<IntegerAttr>(FuseDialect::kArenaLowerBoundAttr);
+  if (bound && bound.getType().isInteger(64) && bound.getInt() > size)
+    return op->emitError() << "'" << name << "' (" << size
+                           << ") is below '"
+                           << FuseDialect::kArenaLowerBoundAttr << "' ("
+                           << bound.getInt() << ")";
+  return success();
+}
+
+// On operations: the memory plan. Any other `fuse.` name is a typo or a
 // misplaced argument or result attribute.
 LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
-  return op->emitError() << "unknown fuse attribute '"
-                         << attribute.getName().getValue()
-                         << "' on an operation ('" << kNameAttr << "' and '"
-                         << kIndexBoundAttr
-                         << "' belong on function arguments, '" << kNameAttr
-                         << "' on results)";
+  StringRef name = attribute.getName().getValue();
+  if (name == kBuffersAttr)
+    return verifyBuffers(op, attribute.getValue());
+  if (name == kArenaSizeAttr || name == kArenaLowerBoundAttr)
+    return verifyArenaBytes(op, name, attribute.getValue());
+  return op->emitError() << "unknown fuse attribute '" << name
+                         << "' on an operation (known: '" << kBuffersAttr
+                         << "', '" << kArenaSizeAttr << "', '"
+                         << kArenaLowerBoundAttr << "'; '" << kNameAttr
+                         << "', '" << kIndexBoundAttr << "' and '"
+                         << kDonatedAttr << "' belong on function arguments, '"
+                         << kNameAttr << "' on results)";
 }

@@ -1,7 +1,29 @@
-//===- PlanMemory.cpp - fuse-plan-memory ---------------------------------------===//
+//===- PlanMemory.cpp - fuse-plan-memory ----------------------------------===//
+//
+// Liveness over each function's schedule (fuse/Analysis/Liveness.h), in-place
+// reuse, then offsets in one arena (fuse/Support/ArenaPacking.h); the plan
+// is written into the IR as `fuse.buffers` on ops and the arena's size and
+// lower bound on functions and the module. See Passes.td for the rules.
+//
+//===----------------------------------------------------------------------===//
 
+#include "PrintHelpers.h"
+
+#include "fuse/Analysis/CostFormulas.h"
+#include "fuse/Analysis/Liveness.h"
+#include "fuse/Dialect/Fuse/IR/FuseAttrs.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Support/ArenaPacking.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <string>
+#include <vector>
 
 #define DEBUG_TYPE "fuse-plan-memory"
 
@@ -10,9 +32,271 @@ namespace mlir::fuse {
 #include "fuse/Dialect/Fuse/Transforms/Passes.h.inc"
 } // namespace mlir::fuse
 
+using namespace mlir;
+using namespace mlir::fuse;
+
 namespace {
-struct PlanMemoryPass : mlir::fuse::impl::FusePlanMemoryBase<PlanMemoryPass> {
-  using Base::Base;
-  void runOnOperation() override {}
+
+/// Whether `value`'s element `i` sits at the same byte offset as `other`'s:
+/// as many elements of as many bytes.
+bool sameLayout(Value value, Value other) {
+  auto a = cast<ShapedType>(value.getType());
+  auto b = cast<ShapedType>(other.getType());
+  return a.getNumElements() == b.getNumElements() &&
+         ::fuse::cost::tensorBytes(1, a.getElementTypeBitWidth()) ==
+             ::fuse::cost::tensorBytes(1, b.getElementTypeBitWidth());
+}
+
+/// Whether everything computed from `argument` in a fusion body is computed
+/// element by element (elementwise ops and reshapes, which keep the linear
+/// index): element `i` of a result then reads element `i` of the argument
+/// alone.
+bool readOnlyIndexAligned(BlockArgument argument) {
+  SmallVector<Value> worklist = {argument};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (isa<YieldOp>(user))
+        continue;
+      if (!user->hasTrait<OpTrait::Elementwise>() && !isa<ReshapeOp>(user))
+        return false;
+      if (seen.insert(user).second)
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return true;
+}
+
+/// Whether `op` may write a result over one of its inputs: an elementwise
+/// op, or a `loop` fusion (further checked per input).
+bool mayWriteInPlace(Operation *op) {
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return fusion.getKind() == FusionKind::Loop;
+  return op->hasTrait<OpTrait::Elementwise>();
+}
+
+/// The memory plan of one function.
+struct FunctionPlan {
+  int64_t arenaSize = 0;
+  int64_t lowerBound = 0;
+  /// Every buffer's placement, in BlockLiveness::buffers order (an
+  /// argument's is `argument = N`, which views of it carry).
+  SmallVector<BufferAttr> placements;
 };
+
+class FunctionPlanner {
+public:
+  FunctionPlanner(func::FuncOp func, Block &block)
+      : func(func), live(computeLiveness(block)),
+        returned(live.buffers.size(), false),
+        argumentOf(live.buffers.size(), -1),
+        inPlaceOf(live.buffers.size(), -1),
+        takenOver(live.buffers.size(), false) {
+    for (BlockArgument argument : block.getArguments())
+      argumentOf[live.bufferOf.lookup(argument)] = argument.getArgNumber();
+    for (Value value : block.getTerminator()->getOperands())
+      if (auto buffer = live.bufferOf.find(value);
+          buffer != live.bufferOf.end())
+        returned[buffer->second] = true;
+  }
+
+  FailureOr<FunctionPlan> plan(const ::fuse::PackingStrategy &strategy) {
+    for (auto [position, op] : llvm::enumerate(live.ops))
+      if (mayWriteInPlace(op))
+        pairInPlace(op, position);
+
+    // Buffers in a donated argument's memory (in-place chains from it) stay
+    // there; the others that are not returned go to the arena.
+    std::vector<::fuse::BufferInterval> intervals;
+    SmallVector<int64_t> intervalOf(live.buffers.size(), -1);
+    for (auto [index, buffer] : llvm::enumerate(live.buffers)) {
+      if (argumentOf[index] >= 0 || buffer.external)
+        continue;
+      intervalOf[index] = intervals.size();
+      int64_t reuses = inPlaceOf[index] >= 0 ? intervalOf[inPlaceOf[index]]
+                                             : -1;
+      intervals.push_back({buffer.bytes, buffer.start, buffer.end, reuses});
+    }
+    ::fuse::ArenaPlan packed = ::fuse::packArena(intervals, strategy);
+    if (!packed.error.empty())
+      return func.emitError() << "fuse-plan-memory: cannot pack @"
+                              << func.getSymName() << ": " << packed.error;
+    assert(::fuse::checkArenaPlan(intervals, packed).empty() &&
+           "the packing strategy overlapped buffers");
+
+    FunctionPlan result;
+    result.arenaSize = packed.arenaSize;
+    result.lowerBound = packed.lowerBound;
+    MLIRContext *context = func.getContext();
+    for (auto [index, buffer] : llvm::enumerate(live.buffers)) {
+      std::optional<int64_t> offset, argument;
+      if (intervalOf[index] >= 0)
+        offset = packed.offsets[intervalOf[index]];
+      else if (argumentOf[index] >= 0)
+        argument = argumentOf[index];
+      result.placements.push_back(BufferAttr::get(
+          context, offset, argument, buffer.bytes, buffer.start, buffer.end));
+    }
+    return result;
+  }
+
+  const BlockLiveness &liveness() const { return live; }
+
+private:
+  /// Gives each result of `op` (at `position`) the buffer of an input that
+  /// dies there, where that is safe: the first such input wins.
+  void pairInPlace(Operation *op, int64_t position) {
+    for (Value result : op->getResults()) {
+      unsigned target = live.bufferOf.lookup(result);
+      for (Value input : op->getOperands()) {
+        auto source = live.bufferOf.find(input);
+        if (source == live.bufferOf.end() ||
+            !canTakeOver(op, position, input, source->second, result, target))
+          continue;
+        inPlaceOf[target] = source->second;
+        takenOver[source->second] = true;
+        // Over a donated argument, the chain stays in its memory.
+        argumentOf[target] = argumentOf[source->second];
+        break;
+      }
+    }
+  }
+
+  bool canTakeOver(Operation *op, int64_t position, Value input,
+                   unsigned source, Value result, unsigned target) {
+    const BufferLiveness &from = live.buffers[source];
+    if (takenOver[source] || source == target || from.end != position ||
+        !sameLayout(input, result) || returned[source])
+      return false;
+    // The caller's memory: an argument only if donated; a returned value
+    // never. An arena input can only pass to an arena result.
+    if (argumentOf[source] >= 0) {
+      if (!func.getArgAttr(argumentOf[source], FuseDialect::kDonatedAttr))
+        return false;
+    } else if (from.external || live.buffers[target].external) {
+      return false;
+    }
+    auto fusion = dyn_cast<FusionOp>(op);
+    if (!fusion)
+      return true;
+    // Every input of the fusion in this buffer (it may come twice, or as a
+    // view) must be read element by element.
+    for (auto [index, operand] : llvm::enumerate(fusion.getInputs())) {
+      auto buffer = live.bufferOf.find(operand);
+      if (buffer != live.bufferOf.end() && buffer->second == source &&
+          !readOnlyIndexAligned(fusion.getBody().getArgument(index)))
+        return false;
+    }
+    return true;
+  }
+
+  func::FuncOp func;
+  BlockLiveness live;
+  SmallVector<bool> returned;
+  /// The argument whose memory holds each buffer, or -1.
+  SmallVector<int64_t> argumentOf;
+  /// The buffer each one takes over in place, or -1.
+  SmallVector<int64_t> inPlaceOf;
+  SmallVector<bool> takenOver;
+};
+
+IntegerAttr bytesAttr(MLIRContext *context, int64_t bytes) {
+  return IntegerAttr::get(IntegerType::get(context, 64), bytes);
+}
+
+void setArenaAttrs(Operation *op, int64_t arenaSize, int64_t lowerBound) {
+  MLIRContext *context = op->getContext();
+  op->setAttr(FuseDialect::kArenaSizeAttr, bytesAttr(context, arenaSize));
+  op->setAttr(FuseDialect::kArenaLowerBoundAttr,
+              bytesAttr(context, lowerBound));
+}
+
+struct PlanMemoryPass
+    : mlir::fuse::impl::FusePlanMemoryBase<PlanMemoryPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    packer = ::fuse::findPackingStrategy(strategy);
+    if (!packer)
+      return emitError(UnknownLoc::get(context))
+             << "fuse-plan-memory: unknown strategy '" << strategy
+             << "'; valid names: "
+             << llvm::join(::fuse::packingStrategyNames(), ", ");
+    if (maxArenaBytes < 0)
+      return emitError(UnknownLoc::get(context))
+             << "fuse-plan-memory: max-arena-bytes must be 0 (no limit) or "
+                "positive, got "
+             << static_cast<int64_t>(maxArenaBytes);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t moduleArena = 0, moduleBound = 0;
+    bool tooLarge = false;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError() << "fuse-plan-memory: @" << func.getSymName()
+                         << " has " << func.getBody().getBlocks().size()
+                         << " blocks; a schedule is one block";
+        return signalPassFailure();
+      }
+      FunctionPlanner planner(func, func.getBody().front());
+      FailureOr<FunctionPlan> plan = planner.plan(*packer);
+      if (failed(plan))
+        return signalPassFailure();
+      annotate(planner.liveness(), *plan);
+      setArenaAttrs(func.getOperation(), plan->arenaSize, plan->lowerBound);
+      moduleArena = std::max(moduleArena, plan->arenaSize);
+      moduleBound = std::max(moduleBound, plan->lowerBound);
+      if (maxArenaBytes > 0 && plan->arenaSize > maxArenaBytes) {
+        reportTooLarge(func, *plan);
+        tooLarge = true;
+      }
+    }
+    setArenaAttrs(module, moduleArena, moduleBound);
+    if (tooLarge)
+      signalPassFailure();
+  }
+
+private:
+  /// `fuse.buffers` on every top-level op with a buffer: views repeat the
+  /// placement of what they view; constants have none.
+  static void annotate(const BlockLiveness &live, const FunctionPlan &plan) {
+    for (Operation *op : live.ops) {
+      if (isa<ConstantOp>(op) || op->getNumResults() == 0) {
+        op->removeAttr(FuseDialect::kBuffersAttr);
+        continue;
+      }
+      SmallVector<Attribute> buffers;
+      for (Value result : op->getResults())
+        buffers.push_back(plan.placements[live.bufferOf.lookup(result)]);
+      op->setAttr(FuseDialect::kBuffersAttr,
+                  ArrayAttr::get(op->getContext(), buffers));
+    }
+  }
+
+  void reportTooLarge(func::FuncOp func, const FunctionPlan &plan) {
+    auto bytes = [](int64_t value) {
+      return std::to_string(value) + " bytes (" + humanReadable(value, "B") +
+             ")";
+    };
+    InFlightDiagnostic error = func.emitError();
+    error << "fuse-plan-memory: the arena of @" << func.getSymName()
+          << " needs " << bytes(plan.arenaSize)
+          << ", more than max-arena-bytes = " << bytes(maxArenaBytes)
+          << "; its lower bound is " << bytes(plan.lowerBound);
+    if (plan.lowerBound > maxArenaBytes)
+      error << ", above the limit too: no packing of this schedule fits "
+               "(rematerialize, reschedule or shrink the batch)";
+    else
+      error << ", within the limit: another strategy or schedule may fit";
+  }
+
+  const ::fuse::PackingStrategy *packer = nullptr;
+};
+
 } // namespace

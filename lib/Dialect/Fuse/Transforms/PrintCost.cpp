@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PrintHelpers.h"
+
 #include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
@@ -16,7 +18,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -34,49 +35,6 @@ using ::fuse::OpCost;
 
 namespace {
 
-/// A short name for where an op comes from: the exporter's node name
-/// (`loc("addmm"(...))`), else `file:line:col`; empty if neither is there.
-std::string locationLabel(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return llvm::formatv("{0}:{1}:{2}",
-                         llvm::sys::path::filename(file.getFilename().strref()),
-                         file.getLine(), file.getColumn())
-        .str();
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return locationLabel(callSite.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location part : fused.getLocations())
-      if (std::string label = locationLabel(part); !label.empty())
-        return label;
-  return "";
-}
-
-/// The location label, else the first result as the printer names it.
-std::string opLabel(Operation *op, AsmState &asmState) {
-  std::string label = locationLabel(op->getLoc());
-  if (!label.empty() || op->getNumResults() == 0)
-    return label.empty() ? "-" : label;
-  llvm::raw_string_ostream os(label);
-  op->getResult(0).printAsOperand(os, asmState);
-  return label;
-}
-
-/// `value` with a decimal SI prefix: 1.23 GFLOP, 4.56 MB.
-std::string humanReadable(int64_t value, StringRef unit) {
-  static const char *const prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
-  double scaled = static_cast<double>(value);
-  size_t prefix = 0;
-  while (scaled >= 1000.0 && prefix + 1 < std::size(prefixes)) {
-    scaled /= 1000.0;
-    ++prefix;
-  }
-  if (prefix == 0)
-    return llvm::formatv("{0} {1}", value, unit).str();
-  return llvm::formatv("{0:F2} {1}{2}", scaled, prefixes[prefix], unit).str();
-}
-
 size_t digits(int64_t value) { return std::to_string(value).size(); }
 
 void printTable(ArrayRef<OpCostEntry> entries, func::FuncOp func,
@@ -87,11 +45,9 @@ void printTable(ArrayRef<OpCostEntry> entries, func::FuncOp func,
   size_t widths[4] = {5, 10, 13, 7}; // The headers' widths.
   for (const OpCostEntry &entry : entries) {
     // A fusion is named with its kind: the table is then the kernel plan.
-    std::string name = entry.op->getName().getStringRef().str();
-    if (auto fusion = dyn_cast<FusionOp>(entry.op))
-      name += " " + stringifyFusionKind(fusion.getKind()).str();
-    names.push_back(name);
-    labels.push_back(opLabel(entry.op, asmState));
+    names.push_back(kernelName(entry.op));
+    labels.push_back(labelOrResultName(
+        entry.op, locationLabel(entry.op->getLoc()), asmState));
     nameWidth = std::max(nameWidth, names.back().size());
     labelWidth = std::max(labelWidth, labels.back().size());
     const OpCost &c = entry.cost;

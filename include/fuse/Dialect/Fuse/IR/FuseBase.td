@@ -39,8 +39,30 @@ def Fuse_Dialect : Dialect {
     among its results; tools name arrays of inputs and outputs by it
     (unnamed ones are `arg<N>` and `out<N>`). `fuse.index_bound = N` on an
     integer argument says its values lie in `[0, N)` (token ids, labels):
-    tools that make random inputs use it. No other `fuse.*` attribute is
-    allowed on arguments, results or operations.
+    tools that make random inputs use it. `fuse.donated` (a unit attribute)
+    on an argument gives its memory to the function: the caller does not
+    read it afterwards, so memory planning may write a result over it in
+    place (an optimizer's updated parameter over the parameter).
+
+    Memory planning (`fuse-plan-memory`) records its plan as attributes:
+    `fuse.buffers`, an array of `#fuse.buffer` with one entry per result, on
+    every op directly in a function body that has a buffer, and
+    `fuse.arena_size` and `fuse.arena_lower_bound` (bytes, i64) on each
+    function and on the module:
+
+    ```mlir
+    module attributes {fuse.arena_lower_bound = 1024 : i64, fuse.arena_size = 1024 : i64} {
+      func.func @f(%x: tensor<16x16xf32>) -> tensor<16x16xf32>
+          attributes {fuse.arena_lower_bound = 1024 : i64, fuse.arena_size = 1024 : i64} {
+        %e = fuse.exp %x {fuse.buffers = [#fuse.buffer<offset = 0, size = 1024, live = [0, 1]>]} : tensor<16x16xf32>
+        %y = fuse.neg %e {fuse.buffers = [#fuse.buffer<external, size = 1024, live = [1, 1]>]} : tensor<16x16xf32>
+        return %y : tensor<16x16xf32>
+      }
+    }
+    ```
+
+    No other `fuse.*` attribute is allowed on arguments, results or
+    operations.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
@@ -52,6 +74,16 @@ def Fuse_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNameAttr = "fuse.name";
     /// Argument attribute: an integer argument's values lie in [0, bound).
     static constexpr ::llvm::StringLiteral kIndexBoundAttr = "fuse.index_bound";
+    /// Argument attribute (unit): the caller gives the argument's memory
+    /// away; a result may be planned over it in place.
+    static constexpr ::llvm::StringLiteral kDonatedAttr = "fuse.donated";
+    /// Operation attribute: one #fuse.buffer per result (memory planning).
+    static constexpr ::llvm::StringLiteral kBuffersAttr = "fuse.buffers";
+    /// Function and module attributes (i64 bytes): the planned arena's size
+    /// and the lower bound any packing of its buffers needs.
+    static constexpr ::llvm::StringLiteral kArenaSizeAttr = "fuse.arena_size";
+    static constexpr ::llvm::StringLiteral kArenaLowerBoundAttr =
+        "fuse.arena_lower_bound";
   }];
 }
 

@@ -214,7 +214,44 @@ def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
 def FuseRematerialize : Pass<"fuse-rematerialize", "ModuleOp"> {
   let summary = "recompute forward values in the backward instead of keeping them";
   let description = [{
-    (Being written.)
+    For each training step (a function with a result named `loss`; its
+    forward is what `loss` depends on, everything else is the backward)
+    after fusion, chooses which forward values the backward reads from
+    memory and which it recomputes, as AOTAutograd's min-cut partitioner
+    does: each forward value is an edge whose capacity is its bytes, a
+    recomputed value needs its producer's inputs, the backward's reads go to
+    the sink, and recomputing a kernel costs its FLOPs times a price in
+    bytes per FLOP. A minimum cut keeps the cheapest set of values from
+    which the backward recomputes the rest.
+
+    Recomputation goes inside the reading kernel when the merged body is
+    still a kernel of its kind (a pointwise chain recomputed in a backward
+    loop or reduction: no launch added, and the value never goes through
+    memory); otherwise the producing kernel is cloned before its first
+    backward reader and shared by the later ones. Forward kernels stop
+    storing what is no longer read.
+
+    - No budget: only what is free is recomputed (pointwise kernels that
+      all their backward readers can compute inside).
+    - `budget` (bytes) or `fraction` (of the peak without
+      rematerialization): FLOPs are priced from dear (1 byte per FLOP) to
+      free, and kernels that draw random numbers (recomputed bit for bit:
+      the same Philox seed and offset) only at the end; the first policy
+      whose peak fits is kept. The peak is the largest sum of live
+      intermediate bytes once fuse-schedule's scheduler has ordered the
+      function (which the pass leaves so ordered): Liveness's peak, which
+      fuse-plan-memory's lower bound can exceed by its 256-byte alignment.
+
+    A remark at the function reports the values recomputed, the kernels
+    added, the peak before and after and the FLOPs added. A budget no policy
+    meets is an error that gives the smallest peak reached; a budget on a
+    function that is no training step is an error if its peak is over it.
+
+    Example:
+
+    ```
+    fuse-opt step.mlir --fuse-pipeline --fuse-rematerialize=fraction=0.5
+    ```
   }];
   let options = [
     Option<"budget", "budget", "int64_t", /*default=*/"0",
@@ -229,7 +266,54 @@ def FuseRematerialize : Pass<"fuse-rematerialize", "ModuleOp"> {
 def FuseSchedule : Pass<"fuse-schedule", "ModuleOp"> {
   let summary = "order each function's kernels to lower peak live memory";
   let description = [{
-    (Being written.)
+    Reorders the top-level ops of each function's body (one block) into
+    another topological order whose peak live bytes are lower, counted as
+    the Liveness analysis counts them for fuse-plan-memory: the buffers of
+    the arena, not arguments, returned values or constants; a view
+    (`fuse.reshape`) shares its operand's buffer, which lives until the last
+    read through either; at each op its outputs and its dying inputs are
+    live together. The ops are pure (a `fuse.fusion` has its body's
+    effects), so every topological order computes the same results. Ops
+    with memory effects, if any appear, keep their relative order. The
+    terminator stays last.
+
+    A list scheduler builds each order: an op is ready once the ops whose
+    values it reads have run, and one ready op runs at a time. Sources (ops
+    that read only arguments and constants, such as a weight's cast to bf16)
+    are not scheduled on their own: each runs right before the first op that
+    reads it, so that its value is not held before it is needed. Three
+    priorities give three orders:
+
+    - the given order (with its sources moved down);
+    - freeing first: an op that lowers the live bytes when it runs (it is
+      the last reader of buffers larger than what it writes, such as a
+      weight gradient that consumes a large activation early in the
+      backward) runs as soon as it is ready, the largest drop first;
+      otherwise the given order;
+    - greedy: always the ready op with the largest drop (bytes of the
+      buffers it reads last, through any view, less the bytes it and the
+      sources it pulls in write), the earliest in the given order among
+      equals.
+
+    Bookkeeping is incremental (a priority queue; a buffer's drop is added
+    to its last reader once all its other readers have run), so a schedule
+    takes O((ops + reads) log ops). The peak of each order is computed
+    before anything moves; the lowest wins, the earlier in the list above
+    on a tie, and only if it is lower than the given order's peak:
+    otherwise the block is left as it is. The pass never makes the peak
+    worse. Constants (`fuse.constant`) go to the top of the block.
+
+    With `report`, prints for each function its peak live bytes and the
+    position (index among the top-level ops) where it is reached, before
+    and after, and the fewest ops that had to move:
+
+    ```
+    $ fuse-opt step.mlir --fuse-pipeline --fuse-schedule=report=true -o /dev/null
+    schedule of @gpt2_infer
+    peak before: 382009344 bytes at 52
+    peak after: 138412032 bytes at 4
+    ops moved: 48 of 160
+    ```
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
@@ -240,11 +324,72 @@ def FuseSchedule : Pass<"fuse-schedule", "ModuleOp"> {
 def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
   let summary = "place every intermediate buffer at an offset in one arena";
   let description = [{
-    (Being written.)
+    Plans the memory of each function over its schedule, the current order
+    of its body (`fuse-schedule` runs before), and records the plan in the
+    IR (see `#fuse.buffer` in the dialect reference):
+
+    - Buffers and live ranges are those of `fuse/Analysis/Liveness.h`: one
+      buffer per result of a top-level op, live from the op that writes it
+      to the last op that reads it, both included (a read inside a fusion
+      counts at the fusion). A `fuse.reshape` is a view: it shares the
+      buffer it views, which lives until the view's last read, and carries
+      that buffer's placement. Constants are baked into the code: they have
+      no buffer and get no `fuse.buffers`.
+    - Function arguments and returned values are the caller's memory:
+      returned values are `external`, never in the arena, and an argument is
+      never written, unless it is donated (`fuse.donated`, below).
+    - In place: a result of an elementwise op, or of a `loop` fusion, takes
+      over the buffer of an input that dies at that op (its live range ends
+      there) when both have as many elements of as many bytes and, in a
+      fusion, the body reads that input only through elementwise ops and
+      reshapes, so that element `i` of the result depends on element `i` of
+      the input alone (the loop template computes every element of an index
+      in one thread, reading before writing). Only an input in the arena
+      qualifies, and only for a result in the arena; or an input in a
+      donated argument's memory that the function does not return: its
+      result is then placed in that argument (`argument = N`), returned or
+      not. The pair is one block in time: the result gets the input's
+      offset, and the lower bound counts the two once.
+    - The rest of the buffers are packed into one arena by `strategy`, each
+      at a multiple of 256 bytes and occupying its size rounded up to 256.
+      `best-fit` (default) places blocks largest first, each in the
+      smallest gap left among those live at the same time (TFLite's greedy
+      by size, XLA's heap simulator), over a few orders of the blocks
+      (by size, by size and lifetime, by area, by lifetime, by schedule),
+      keeping the smallest arena; `linear` gives every block its own slot,
+      a baseline with no reuse. The lower bound is the largest sum, over
+      the schedule's positions, of the aligned sizes of the blocks live
+      there: no packing of this schedule can be smaller.
+
+    Every top-level op with a buffer gets `fuse.buffers` (one
+    `#fuse.buffer` per result); each function gets `fuse.arena_size` and
+    `fuse.arena_lower_bound` (i64 bytes), and the module the largest of
+    each over its functions (functions run one at a time and can share one
+    arena). Running the pass again replans from scratch.
+
+    `max-arena-bytes` is the device's memory left for the arena: a function
+    whose arena is larger is an error that names it, its arena size, its
+    lower bound and the limit, and the pass fails. An unknown `strategy` is
+    an error when the pass is set up, which lists the valid names.
+
+    Example:
+
+    ```
+    fuse-opt step.mlir --fuse-pipeline --fuse-plan-memory=max-arena-bytes=80000000000 --fuse-print-memory
+    ```
+
+    ```mlir
+    %e = fuse.exp %x {fuse.buffers = [#fuse.buffer<offset = 0, size = 1024, live = [0, 1]>]} : tensor<16x16xf32>
+    %n = fuse.neg %e {fuse.buffers = [#fuse.buffer<offset = 0, size = 1024, live = [1, 2]>]} : tensor<16x16xf32>
+    ```
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"best-fit\"",
-           "Packing strategy">,
+           "Packing strategy: best-fit (greedy by size, best fit) or linear "
+           "(no reuse)">,
+    Option<"maxArenaBytes", "max-arena-bytes", "int64_t", /*default=*/"0",
+           "Largest arena the device can hold, in bytes; a larger one is an "
+           "error (0: no limit)">,
   ];
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
 }
@@ -252,8 +397,31 @@ def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
 def FusePrintMemory : Pass<"fuse-print-memory", "ModuleOp"> {
   let summary = "print each function's arena size, lower bound and largest buffers";
   let description = [{
-    (Being written.)
+    Prints, for every function of the module in order, the memory plan that
+    `fuse-plan-memory` recorded: the arena size and the lower bound, in
+    bytes and in decimal units, their ratio, how many buffers are in the
+    arena (and how many of those are written in place), returned, or in
+    arguments, then a table of the largest arena buffers (`top`, 10 by
+    default): bytes, offset, live range, the op that writes it (a fusion
+    with its kind) and where it comes from: the exporter's node name and
+    the model source line (`addmm (pytorch_utils.py:119)`). Views
+    (reshapes) are not listed apart from the buffer they view. The IR is
+    not changed.
+
+    A function that has not been planned (no `fuse.arena_size`), or an op
+    with a buffer but no `fuse.buffers` (one added after planning), is an
+    error that names it.
+
+    Example:
+
+    ```
+    fuse-opt step.mlir --fuse-pipeline --fuse-plan-memory --fuse-print-memory -o /dev/null
+    ```
   }];
+  let options = [
+    Option<"top", "top", "unsigned", /*default=*/"10",
+           "How many of the largest buffers to list">,
+  ];
 }
 
 def FusePrintCost : Pass<"fuse-print-cost", "ModuleOp"> {
