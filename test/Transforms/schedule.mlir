@@ -25,10 +25,10 @@
 // N42: check-pipeline: PASS (42 of 42 outputs match)
 // N86: check-pipeline: PASS (86 of 86 outputs match)
 
-// On the GPT-2 inference fixture after the pipeline, the weights' bf16
+// On the GPT-2 inference fixture after fusion, the weights' bf16
 // casts, all at the top, move down to their matmuls: the peak falls to
 // less than half.
-// RUN: fuse-opt %S/../graphs/gpt2-tiny-infer.mlir --fuse-pipeline --fuse-schedule=report=true -o /dev/null | FileCheck %s --check-prefix=GPT2
+// RUN: fuse-opt %S/../graphs/gpt2-tiny-infer.mlir --fuse-auto-mixed-precision --fuse-decompose=keep=gelu --canonicalize --cse --fuse-form-fusions --fuse-schedule=report=true -o /dev/null | FileCheck %s --check-prefix=GPT2
 // GPT2-LABEL: schedule of @gpt2_infer
 // GPT2-NEXT: peak before: 335872 bytes at 11
 // GPT2-NEXT: peak after: 98304 bytes at 3

@@ -38,6 +38,14 @@ void mlir::fuse::buildFusePipeline(OpPassManager &pm,
   fusions.maxInputs = options.maxInputs;
   fusions.maxOutputs = options.maxOutputs;
   pm.addPass(createFuseFormFusions(fusions));
+  FuseRematerializeOptions remat;
+  remat.budget = options.rematBudget;
+  remat.fraction = options.rematFraction;
+  pm.addPass(createFuseRematerialize(remat));
+  pm.addPass(createFuseSchedule());
+  FusePlanMemoryOptions plan;
+  plan.maxArenaBytes = options.maxArenaBytes;
+  pm.addPass(createFusePlanMemory(plan));
 }
 
 void mlir::fuse::registerFusePipeline() {
@@ -45,6 +53,7 @@ void mlir::fuse::registerFusePipeline() {
       "fuse-pipeline",
       "The Fuse compiler's graph passes in order: "
       "fuse-auto-mixed-precision, fuse-decompose, canonicalize, cse, "
-      "fuse-form-fusions",
+      "fuse-form-fusions, fuse-rematerialize, fuse-schedule, "
+      "fuse-plan-memory",
       buildFusePipeline);
 }

@@ -134,6 +134,8 @@ struct RematerializePass
       }
       func.getBody().takeBody(attempt.getBody());
       attempt.erase();
+      if (stats.valuesRecomputed == 0 && limit == 0)
+        return success();
       // At the function's location, without the op: a remark that printed
       // the whole step would bury what it says.
       emitRemark(func.getLoc()) << llvm::formatv(

@@ -37,10 +37,26 @@ struct FusePipelineOptions : public PassPipelineOptions<FusePipelineOptions> {
       *this, "max-outputs",
       llvm::cl::desc("Most results a fusion may write (fuse-form-fusions)"),
       llvm::cl::init(8)};
+  Option<int64_t> rematBudget{
+      *this, "remat-budget",
+      llvm::cl::desc("Peak bytes of a training step not to exceed "
+                     "(fuse-rematerialize's budget; 0: none)"),
+      llvm::cl::init(0)};
+  Option<double> rematFraction{
+      *this, "remat-fraction",
+      llvm::cl::desc("Budget as a fraction of the peak without "
+                     "rematerialization (fuse-rematerialize's fraction)"),
+      llvm::cl::init(0)};
+  Option<int64_t> maxArenaBytes{
+      *this, "max-arena-bytes",
+      llvm::cl::desc("Largest arena the device can hold (fuse-plan-memory; "
+                     "0: unlimited)"),
+      llvm::cl::init(0)};
 };
 
 /// Adds the passes of `fuse-pipeline` to `pm`: fuse-auto-mixed-precision
-/// (unless amp=none), fuse-decompose, canonicalize, cse, fuse-form-fusions.
+/// (unless amp=none), fuse-decompose, canonicalize, cse, fuse-form-fusions,
+/// fuse-rematerialize, fuse-schedule, fuse-plan-memory.
 void buildFusePipeline(OpPassManager &pm, const FusePipelineOptions &options);
 
 /// Registers `fuse-pipeline` for textual pipelines (fuse-opt, --check-pipeline).
