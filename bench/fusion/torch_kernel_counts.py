@@ -1,4 +1,6 @@
-"""Kernels PyTorch launches per training step, eager and torch.compile (Inductor).
+"""Kernels PyTorch launches per training step, eager and torch.compile (Inductor),
+and the step's peak allocated memory (torch.cuda.max_memory_allocated: weights,
+gradients, optimizer state and activations).
 
 The yardstick for fuse-pipeline's kernel count (fusion_counts.py beside this): the
 same models, batches and precision as the full fixtures in test/graphs
@@ -80,8 +82,14 @@ def measure(name, backend, with_optimizer):
     for _ in range(3):
         step()
     torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
     result = dict(model=name, backend=backend, optimizer="AdamW(fused=True)" if with_optimizer else None,
                   kernels_per_step=count_kernels(step), step_ms=time_step(step),
+                  peak_allocated_bytes=peak,
                   first_step_s=round(first_step_s, 1), description=spec.description)
     del spec, optimizer, step
     torch._dynamo.reset()
@@ -108,10 +116,10 @@ def main():
                 date=time.strftime("%Y-%m-%d"), precision="bf16 autocast", results=results)
     with open(args.output, "w") as f:
         json.dump(meta, f, indent=2)
-    print(f"{'model':6} {'backend':9} {'optimizer':18} {'kernels':>8} {'step ms':>8} {'1st step s':>10}")
+    print(f"{'model':6} {'backend':9} {'optimizer':18} {'kernels':>8} {'step ms':>8} {'peak GB':>8} {'1st step s':>10}")
     for r in results:
         print(f"{r['model']:6} {r['backend']:9} {str(r['optimizer']):18} {r['kernels_per_step']:8.0f} "
-              f"{r['step_ms']:8.2f} {r['first_step_s']:10.1f}")
+              f"{r['step_ms']:8.2f} {r['peak_allocated_bytes'] / 1e9:8.2f} {r['first_step_s']:10.1f}")
 
 
 if __name__ == "__main__":
