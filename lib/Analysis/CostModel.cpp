@@ -26,20 +26,9 @@ ArrayRef<int64_t> shapeOf(Value value) {
   return cast<ShapedType>(value.getType()).getShape();
 }
 
-/// A splat constant is an immediate: the exporter turns `x * 0.5` into a
-/// multiply by a splat tensor, but no kernel stores or loads it.
-bool isImmediate(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  return constant && constant.getValue().isSplat();
-}
-
 /// Bytes of `value` in global memory: none for an immediate.
 int64_t bytesOf(Value value) {
-  if (isImmediate(value))
-    return 0;
-  auto type = cast<ShapedType>(value.getType());
-  return cost::tensorBytes(type.getNumElements(),
-                           type.getElementTypeBitWidth());
+  return isImmediate(value) ? 0 : storageBytes(value);
 }
 
 int64_t bytesOf(ValueRange values) {
@@ -123,6 +112,17 @@ FailureOr<OpCost> fusionCost(FusionOp op) {
 
 } // namespace
 
+bool mlir::fuse::isImmediate(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && constant.getValue().isSplat();
+}
+
+int64_t mlir::fuse::storageBytes(Value value) {
+  auto type = cast<ShapedType>(value.getType());
+  return cost::tensorBytes(type.getNumElements(),
+                           type.getElementTypeBitWidth());
+}
+
 FailureOr<OpCost> mlir::fuse::computeOpCost(Operation *op) {
   if (isa<func::ReturnOp, YieldOp>(op))
     return OpCost{};
@@ -204,9 +204,9 @@ FailureOr<FuncCost> mlir::fuse::computeFuncCost(func::FuncOp func) {
   return result;
 }
 
-FailureOr<OpCost>
-mlir::fuse::computeFusedCost(ArrayRef<Operation *> ops,
-                             const llvm::SmallPtrSetImpl<Operation *> &members) {
+FailureOr<OpCost> mlir::fuse::computeFusedCost(
+    ArrayRef<Operation *> ops,
+    const llvm::SmallPtrSetImpl<Operation *> &members) {
   OpCost total{0, 0, 0, 1};
   llvm::SmallPtrSet<Value, 16> inputs;
   for (Operation *op : ops) {

@@ -2,23 +2,13 @@
 
 #include "fuse/Analysis/Liveness.h"
 
-#include "fuse/Analysis/CostFormulas.h"
+#include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 using namespace mlir::fuse;
-
-namespace {
-
-int64_t bufferBytes(Value value) {
-  auto type = cast<ShapedType>(value.getType());
-  return ::fuse::cost::tensorBytes(type.getNumElements(),
-                                   type.getElementTypeBitWidth());
-}
-
-} // namespace
 
 BlockLiveness mlir::fuse::computeLiveness(Block &block) {
   BlockLiveness result;
@@ -31,7 +21,8 @@ BlockLiveness mlir::fuse::computeLiveness(Block &block) {
 
   auto addBuffer = [&](Value value, int64_t start, bool external) {
     result.bufferOf[value] = result.buffers.size();
-    result.buffers.push_back({value, bufferBytes(value), start, start, external});
+    result.buffers.push_back(
+        {value, storageBytes(value), start, start, external});
   };
   for (BlockArgument argument : block.getArguments())
     addBuffer(argument, 0, /*external=*/true);

@@ -80,8 +80,9 @@ TEST(MaxFlow, MatchesBruteForceMinimumCut) {
       int to = static_cast<int>(random() % nodes);
       if (from == to)
         continue;
-      int64_t capacity = random() % 5 == 0 ? FlowNetwork::kInfinity
-                                           : static_cast<int64_t>(random() % 20);
+      int64_t capacity = random() % 5 == 0
+                             ? FlowNetwork::kInfinity
+                             : static_cast<int64_t>(random() % 20);
       edgeList.emplace_back(from, to, capacity);
       network.addEdge(from, to, capacity);
     }
@@ -98,7 +99,8 @@ TEST(MaxFlow, MatchesBruteForceMinimumCut) {
         continue;
       best = std::min(best, cutCost([&](int n) { return (mask >> n) & 1u; }));
     }
-    int64_t flow = std::min(network.maxFlow(source, sink), FlowNetwork::kInfinity);
+    int64_t flow =
+        std::min(network.maxFlow(source, sink), FlowNetwork::kInfinity);
     ASSERT_EQ(flow, best) << "trial " << trial;
     if (best < FlowNetwork::kInfinity) {
       EXPECT_EQ(cutCost([&](int n) { return network.onSourceSide(n); }), best)

@@ -37,6 +37,13 @@
 
 namespace mlir::fuse {
 
+/// Whether `value` is an immediate: a splat constant, which the exporter
+/// makes of `x * 0.5` but no kernel stores or loads.
+bool isImmediate(Value value);
+
+/// Bytes `value`, a tensor, takes in memory (i1 as a byte per element).
+int64_t storageBytes(Value value);
+
 /// The cost of `op`, a fuse op or func.return, as a top-level op of a
 /// function. Fails, with a diagnostic at the op, for any other op.
 FailureOr<::fuse::OpCost> computeOpCost(Operation *op);

@@ -38,16 +38,6 @@ using namespace mlir::fuse::fusion;
 
 namespace {
 
-/// The best merge first; among equals, the one found first.
-struct CandidateOrder {
-  bool operator()(const std::pair<MergeCandidate, uint64_t> &x,
-                  const std::pair<MergeCandidate, uint64_t> &y) const {
-    if (x.first.benefit != y.first.benefit)
-      return x.first.benefit < y.first.benefit;
-    return x.second > y.second;
-  }
-};
-
 /// A max-heap of merges, each stamped with the versions its two groups had
 /// when it was evaluated: a merge popped after either group changed is
 /// stale and dropped (the changed group's merges were evaluated again).
@@ -59,19 +49,15 @@ public:
   void consider(unsigned a, unsigned b) {
     if (a == b)
       return;
-    if (std::optional<MergeCandidate> candidate = groups.evaluate(a, b)) {
-      Entry entry{*candidate, versions[a], versions[b]};
-      entries.push_back(entry);
-      heap.push({*candidate, entries.size() - 1});
-    }
+    if (std::optional<MergeCandidate> candidate = groups.evaluate(a, b))
+      heap.push({*candidate, versions[a], versions[b], sequence++});
   }
 
   /// The best merge whose groups have not changed since it was evaluated.
   std::optional<MergeCandidate> pop() {
     while (!heap.empty()) {
-      uint64_t index = heap.top().second;
+      Entry entry = heap.top();
       heap.pop();
-      const Entry &entry = entries[index];
       const MergeCandidate &c = entry.candidate;
       if (groups.groups()[c.first].alive && groups.groups()[c.second].alive &&
           versions[c.first] == entry.firstVersion &&
@@ -87,14 +73,20 @@ private:
   struct Entry {
     MergeCandidate candidate;
     uint64_t firstVersion, secondVersion;
+    /// When it was found: among equal benefits, the first found wins.
+    uint64_t sequence;
+  };
+  struct WorseFirst {
+    bool operator()(const Entry &x, const Entry &y) const {
+      if (x.candidate.benefit != y.candidate.benefit)
+        return x.candidate.benefit < y.candidate.benefit;
+      return x.sequence > y.sequence;
+    }
   };
   const GroupSet &groups;
   SmallVector<uint64_t> versions;
-  std::vector<Entry> entries;
-  std::priority_queue<std::pair<MergeCandidate, uint64_t>,
-                      std::vector<std::pair<MergeCandidate, uint64_t>>,
-                      CandidateOrder>
-      heap;
+  uint64_t sequence = 0;
+  std::priority_queue<Entry, std::vector<Entry>, WorseFirst> heap;
 };
 
 /// Siblings: groups that read one of the values `group` reads. A value read

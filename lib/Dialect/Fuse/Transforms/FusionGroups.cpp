@@ -15,33 +15,6 @@ using namespace mlir::fuse::fusion;
 
 namespace {
 
-bool isImmediate(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  return constant && constant.getValue().isSplat();
-}
-
-/// Inputs (values read and defined by no member, immediates aside) and
-/// outputs (results read by a non-member) of a set of ops.
-std::pair<unsigned, unsigned>
-countBoundary(ArrayRef<Operation *> ops,
-              const llvm::SmallPtrSetImpl<Operation *> &members) {
-  llvm::SmallPtrSet<Value, 16> inputs;
-  unsigned outputs = 0;
-  for (Operation *op : ops) {
-    for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      if ((!producer || !members.contains(producer)) && !isImmediate(operand))
-        inputs.insert(operand);
-    }
-    for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !members.contains(user);
-          }))
-        ++outputs;
-  }
-  return {static_cast<unsigned>(inputs.size()), outputs};
-}
-
 /// Whether `view` is a lone reshape that only `consumer` reads.
 bool isViewOf(const Group &view, const Group &consumer) {
   if (view.ops.size() != 1 || !isa<ReshapeOp>(view.ops.front()))
@@ -54,6 +27,25 @@ bool isViewOf(const Group &view, const Group &consumer) {
 constexpr int64_t kViewIntoConsumer = std::numeric_limits<int64_t>::max() / 2;
 
 } // namespace
+
+FusionBoundary mlir::fuse::fusion::boundaryOf(
+    ArrayRef<Operation *> ops,
+    const llvm::SmallPtrSetImpl<Operation *> &members) {
+  FusionBoundary boundary;
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if ((!producer || !members.contains(producer)) && !isImmediate(operand))
+        boundary.inputs.insert(operand);
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.contains(user);
+          }))
+        boundary.outputs.push_back(result);
+  }
+  return boundary;
+}
 
 GroupSet::GroupSet(Block &block, unsigned maxInputs, unsigned maxOutputs)
     : maxInputs(maxInputs), maxOutputs(maxOutputs) {
@@ -106,8 +98,9 @@ std::optional<MergeCandidate> GroupSet::evaluate(unsigned a,
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   if (!classifyGroup(ops, members))
     return std::nullopt;
-  auto [inputs, outputs] = countBoundary(ops, members);
-  if (inputs > maxInputs || outputs > maxOutputs)
+  FusionBoundary boundary = boundaryOf(ops, members);
+  if (boundary.inputs.size() > maxInputs ||
+      boundary.outputs.size() > maxOutputs)
     return std::nullopt;
   FailureOr<::fuse::OpCost> merged = computeFusedCost(ops, members);
   if (failed(merged))

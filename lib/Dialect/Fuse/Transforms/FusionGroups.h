@@ -15,6 +15,7 @@
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
@@ -31,6 +32,17 @@ struct Group {
   ::fuse::OpCost cost;
   bool alive = true;
 };
+
+/// What a kernel made of a set of ops reads and writes: the values its ops
+/// read that none of them defines (immediates aside: they are copied in),
+/// in first-read order, and the results read by any other op.
+struct FusionBoundary {
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+};
+
+FusionBoundary boundaryOf(ArrayRef<Operation *> ops,
+                          const llvm::SmallPtrSetImpl<Operation *> &members);
 
 /// A merge the search may make, with what it saves.
 struct MergeCandidate {

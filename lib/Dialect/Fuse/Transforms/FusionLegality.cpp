@@ -10,6 +10,8 @@
 
 #include "FusionLegality.h"
 
+#include "fuse/Analysis/CostModel.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -21,11 +23,6 @@ namespace {
 
 int64_t numElements(Value value) {
   return cast<ShapedType>(value.getType()).getNumElements();
-}
-
-bool isSplatConstant(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  return constant && constant.getValue().isSplat();
 }
 
 /// Where a reduce's dimensions sit: trailing (rows), leading (columns) or
@@ -43,7 +40,8 @@ OpRole reductionRole(ReduceOp op) {
   return OpRole::Opaque;
 }
 
-bool isOutput(Operation *op, const llvm::SmallPtrSetImpl<Operation *> &members) {
+bool isOutput(Operation *op,
+              const llvm::SmallPtrSetImpl<Operation *> &members) {
   for (Value result : op->getResults())
     for (Operation *user : result.getUsers())
       if (!members.contains(user))
@@ -183,7 +181,7 @@ classifyGemmEpilogue(MatmulOp matmul, ArrayRef<Operation *> ops,
                   .Case<CastOp>([](CastOp) { return true; })
                   .Case<ReshapeOp>([&](ReshapeOp r) { return lastDimKept(r); })
                   .Case<MulOp>([&](MulOp) {
-                    return stage == Stage::Scale && isSplatConstant(other());
+                    return stage == Stage::Scale && isImmediate(other());
                   })
                   .Case<AddOp>([&](AddOp) {
                     if (stage > Stage::Add)

@@ -12,6 +12,8 @@
 
 #include "FusionGroups.h"
 
+#include "fuse/Analysis/CostModel.h"
+
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -22,11 +24,6 @@ using namespace mlir::fuse::fusion;
 
 namespace {
 
-bool isImmediate(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  return constant && constant.getValue().isSplat();
-}
-
 /// A lone matmul is a plain GEMM call and a lone reshape a view: neither
 /// needs a kernel of its own.
 bool staysPlain(const Group &group) {
@@ -34,31 +31,18 @@ bool staysPlain(const Group &group) {
 }
 
 void materialize(const Group &group) {
-  llvm::SetVector<Value> inputs;
-  SmallVector<Value> outputs;
+  auto [inputs, outputs] = boundaryOf(group.ops, group.members);
   SmallVector<Location> locations;
-  for (Operation *op : group.ops) {
+  for (Operation *op : group.ops)
     locations.push_back(op->getLoc());
-    for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      if ((!producer || !group.members.contains(producer)) &&
-          !isImmediate(operand))
-        inputs.insert(operand);
-    }
-    for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !group.members.contains(user);
-          }))
-        outputs.push_back(result);
-  }
 
   Operation *last = group.ops.back();
   MLIRContext *context = last->getContext();
   OpBuilder builder(context);
   builder.setInsertionPointAfter(last);
-  auto fusion = FusionOp::create(
-      builder, FusedLoc::get(context, locations), ValueRange(outputs).getTypes(),
-      *group.kind, inputs.getArrayRef());
+  auto fusion = FusionOp::create(builder, FusedLoc::get(context, locations),
+                                 ValueRange(outputs).getTypes(), *group.kind,
+                                 inputs.getArrayRef());
 
   SmallVector<Location> argumentLocations;
   for (Value input : inputs)

@@ -5,6 +5,7 @@
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -83,7 +84,8 @@ std::string mlir::fuse::kernelName(Operation *op) {
   return name;
 }
 
-std::string mlir::fuse::humanReadable(int64_t value, StringRef unit) {
+std::string mlir::fuse::humanReadable(int64_t value, StringRef unit,
+                                      int decimals) {
   static const char *const prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   double scaled = static_cast<double>(value);
   size_t prefix = 0;
@@ -93,5 +95,9 @@ std::string mlir::fuse::humanReadable(int64_t value, StringRef unit) {
   }
   if (prefix == 0)
     return llvm::formatv("{0} {1}", value, unit).str();
-  return llvm::formatv("{0:F2} {1}{2}", scaled, prefixes[prefix], unit).str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.*f", decimals, scaled) << " " << prefixes[prefix]
+     << unit;
+  return text;
 }

@@ -34,8 +34,9 @@ std::string labelOrResultName(Operation *op, const std::string &label,
 /// The op's name, with its kind for a fusion (`fuse.fusion row_reduction`).
 std::string kernelName(Operation *op);
 
-/// `value` with a decimal SI prefix: 1.23 GFLOP, 4.56 MB.
-std::string humanReadable(int64_t value, StringRef unit);
+/// `value` with a decimal SI prefix and `decimals` digits after the point:
+/// 1.23 GFLOP, 4.56 MB.
+std::string humanReadable(int64_t value, StringRef unit, int decimals = 2);
 
 } // namespace mlir::fuse
 

@@ -7,15 +7,17 @@
 // their backward readers' kernels compute themselves. With one, the cut
 // prices recomputed FLOPs against kept bytes, from dear to free, and random
 // numbers come last (recomputed bit for bit); each attempt works on a copy
-// of the function and the first that meets the budget replaces it. The peak is the
-// largest sum of live intermediate bytes over the current order (the
-// arena's lower bound; fuse-schedule can only lower it). A remark on the
-// function reports what was done; a budget no level meets is an error that
-// gives the smallest peak reached.
+// of the function and the first that meets the budget replaces it. The
+// peak is the largest sum of live intermediate bytes (unaligned, unlike the
+// arena's lower bound) once fuse-schedule's scheduler has ordered the
+// function, which it leaves so. A remark on the function reports what was
+// done; a budget no policy meets is an error that gives the smallest peak
+// reached.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Rematerialize.h"
+#include "PrintHelpers.h"
 #include "Schedule.h"
 
 #include "fuse/Analysis/Liveness.h"
@@ -42,12 +44,6 @@ namespace {
 /// The peak once fuse-schedule has ordered the function (which it does).
 int64_t peakOf(func::FuncOp func) {
   return scheduleForPeak(func.getBody().front()).second.peakBytes;
-}
-
-std::string megabytes(int64_t bytes) {
-  if (bytes < 1000000)
-    return llvm::formatv("{0:f1} KB", bytes / 1e3).str();
-  return llvm::formatv("{0:f1} MB", bytes / 1e6).str();
 }
 
 /// The policies tried under a budget, least recomputation first: FLOPs
@@ -99,18 +95,17 @@ struct RematerializePass
 
   LogicalResult rematerialize(func::FuncOp func) {
     int64_t before = peakOf(func);
-    int64_t limit = budget > 0 ? static_cast<int64_t>(budget)
-                    : fraction > 0
-                        ? static_cast<int64_t>(fraction * before)
-                        : 0;
+    int64_t limit = budget > 0     ? static_cast<int64_t>(budget)
+                    : fraction > 0 ? static_cast<int64_t>(fraction * before)
+                                   : 0;
     llvm::DenseSet<Operation *> forward = findForward(func);
     if (forward.empty()) {
       if (limit > 0 && before > limit)
         return emitError(func.getLoc())
                << "fuse-rematerialize: the peak of @" << func.getSymName()
-               << " is " << before << " bytes (" << megabytes(before)
-               << "), over the budget of " << limit << " bytes ("
-               << megabytes(limit)
+               << " is " << before << " bytes ("
+               << humanReadable(before, "B", 1) << "), over the budget of "
+               << limit << " bytes (" << humanReadable(limit, "B", 1)
                << "), and it is no training step (no result named 'loss') "
                   "whose activations could be recomputed";
       return success();
@@ -145,8 +140,8 @@ struct RematerializePass
           "FLOPs added",
           stats.valuesRecomputed, stats.kernelsAdded,
           stats.kernelsMergedIntoReaders, describe(policy), before, after,
-          megabytes(before), megabytes(after), before - after,
-          stats.flopsAdded);
+          humanReadable(before, "B", 1), humanReadable(after, "B", 1),
+          before - after, stats.flopsAdded);
       return success();
     }
     return emitError(func.getLoc()) << llvm::formatv(
@@ -154,8 +149,8 @@ struct RematerializePass
                "budget of {1} bytes ({2}): the smallest peak reached, "
                "recomputing any kernel, is {3} bytes ({4}; {5} without "
                "rematerialization)",
-               func.getSymName(), limit, megabytes(limit), best,
-               megabytes(best), megabytes(before));
+               func.getSymName(), limit, humanReadable(limit, "B", 1), best,
+               humanReadable(best, "B", 1), humanReadable(before, "B", 1));
   }
 };
 

@@ -41,9 +41,9 @@ llvm::DenseSet<Operation *> findForward(func::FuncOp func);
 /// from memory: the sink side of a minimum cut whose cut edges are the
 /// bytes kept from the forward for the backward plus the FLOPs recomputed
 /// (weighed by `policy`).
-llvm::DenseSet<Value> chooseRecomputed(func::FuncOp func,
-                                       const llvm::DenseSet<Operation *> &forward,
-                                       const RecomputePolicy &policy);
+llvm::DenseSet<Value>
+chooseRecomputed(func::FuncOp func, const llvm::DenseSet<Operation *> &forward,
+                 const RecomputePolicy &policy);
 
 /// What the rewrite did.
 struct RewriteStats {

@@ -108,11 +108,6 @@ bool canComputeInside(Operation *reader) {
                     fusion.getKind() == FusionKind::ColumnReduction);
 }
 
-int64_t valueBytes(Value value) {
-  auto type = cast<ShapedType>(value.getType());
-  return ::fuse::cost::tensorBytes(type.getNumElements(),
-                                   type.getElementTypeBitWidth());
-}
 
 } // namespace
 
@@ -151,7 +146,7 @@ llvm::DenseSet<Value> mlir::fuse::remat::chooseRecomputed(
       Nodes pair{network.addNode(), network.addNode()};
       nodes[result] = pair;
       network.addEdge(pair.in, pair.out,
-                      valueBytes(result) * 1024 + (count - position));
+                      storageBytes(result) * 1024 + (count - position));
       if (price > 0)
         network.addEdge(source, pair.in, price);
     }

@@ -34,6 +34,17 @@ SmallVector<Value> producerInputs(Operation *producer) {
   return llvm::to_vector(producer->getOperands());
 }
 
+/// Erases the ops of a fusion body that nothing reads, users before their
+/// producers so that whole dead chains go.
+void eraseDeadOps(Block &body) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty())
+      op->erase();
+}
+
 /// Merges `producer` (a fusion or a plain op whose results only `consumer`
 /// reads) into the fusion `consumer`. Returns the new fusion, or nullptr
 /// (and changes nothing) when the merged body is not a kernel.
@@ -75,7 +86,8 @@ FusionOp mergeIntoConsumer(Operation *producer, FusionOp consumer) {
     for (Operation &op : fusion.getBody().front().without_terminator())
       builder.clone(op, inner);
     auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-    for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues()))
+    for (auto [result, value] :
+         llvm::zip(fusion.getResults(), yield.getValues()))
       produced.map(result, inner.lookupOrDefault(value));
   } else {
     Operation *copy = builder.clone(*producer, outer);
@@ -103,11 +115,8 @@ FusionOp mergeIntoConsumer(Operation *producer, FusionOp consumer) {
     return nullptr;
   }
   merged.setKind(*kind);
-  // The producer's results the consumer does not read are dead here
-  // (users before producers, so that chains go too).
-  for (Operation *op : llvm::reverse(ops))
-    if (op->use_empty())
-      op->erase();
+  // The producer's results the consumer does not read are dead here.
+  eraseDeadOps(*body);
   consumer.replaceAllUsesWith(merged.getResults());
   consumer.erase();
   producer->erase();
@@ -146,12 +155,7 @@ void dropUnusedResults(FusionOp fusion) {
   for (auto [position, index] : llvm::enumerate(kept))
     fusion.getResult(index).replaceAllUsesWith(slim.getResult(position));
   fusion.erase();
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops))
-    if (op->use_empty())
-      op->erase();
+  eraseDeadOps(body);
 }
 
 struct Rewriter {
