@@ -1,3 +1,4 @@
+// fuse-depends:
 //===- philox.cuh - Counter-based random numbers for host and device -------===//
 //
 // The one definition of Fuse's random numbers. The CPU reference interpreter

@@ -26,8 +26,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fuse_tools_dir, append_path=True)
 
 tool_dirs = [config.fuse_tools_dir, config.llvm_tools_dir]
-tools = ["fuse-opt", "fuse-run"]
+tools = ["fuse-opt", "fuse-run", "fuse-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# NVRTC compiles kernels without a GPU: tests that compile the emitted CUDA
+# REQUIRE nvrtc, which a build with the CUDA toolkit provides.
+if config.fuse_enable_cuda.upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("nvrtc")
+else:
+    lit_config.note("built without the CUDA toolkit: tests that REQUIRE nvrtc "
+                    "are UNSUPPORTED")
 
 # NumPy cross-checks of the reference interpreter (test/Interpreter) run under
 # Debian's python3, where python3-numpy installs; %python names it (it replaces

@@ -97,6 +97,28 @@ def measure(name, backend, with_optimizer):
     return result
 
 
+def measure_step(name, backend, batch=None, with_optimizer=False):
+    """Median step time (ms) of `name` at the full config (batch overridden
+    if given) under `backend`: the comparison point of bench/codegen."""
+    spec = models.build(name, "full", batch=batch)
+    spec.module.cuda().train()
+    spec.inputs = {k: v.cuda() for k, v in spec.inputs.items()}
+    spec.targets = {k: v.cuda() for k, v in spec.targets.items()}
+    if backend == "inductor":
+        spec.module = torch.compile(spec.module)
+    optimizer = (torch.optim.AdamW(spec.module.parameters(), lr=1e-4, fused=True)
+                 if with_optimizer else None)
+    step = make_step(spec, optimizer)
+    for _ in range(4):
+        step()
+    torch.cuda.synchronize()
+    milliseconds = time_step(step)
+    del spec, optimizer, step
+    torch._dynamo.reset()
+    torch.cuda.empty_cache()
+    return milliseconds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="gpt2,bert,llama", help="comma-separated: gpt2, bert, llama")

@@ -35,21 +35,40 @@ static void collectFloatDTypes(func::FuncOp func, std::vector<DType> &dtypes) {
   });
 }
 
-LogicalResult mlir::fuse::checkAgainstPipeline(
-    MLIRContext &context, ModuleOp module, func::FuncOp func,
-    const std::string &pipeline, const std::vector<HostTensor> &inputs,
-    const std::vector<HostTensor> &reference) {
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::fuse::applyPipeline(MLIRContext &context, ModuleOp module,
+                          const std::string &pipeline, const std::string &flag) {
   OwningOpRef<ModuleOp> transformed = module.clone();
   PassManager passManager(&context);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(parsePassPipeline(pipeline, passManager, errorStream)))
-    return reportError("bad --check-pipeline '" + pipeline +
-                       "': " + parseErrors);
-  if (failed(passManager.run(*transformed)))
-    return reportError("the pipeline '" + pipeline + "' failed on the graph");
+  if (failed(parsePassPipeline(pipeline, passManager, errorStream))) {
+    (void)reportError("bad " + flag + " '" + pipeline + "': " + parseErrors);
+    return failure();
+  }
+  if (failed(passManager.run(*transformed))) {
+    (void)reportError("the pipeline '" + pipeline + "' failed on the graph");
+    return failure();
+  }
+  return transformed;
+}
 
-  auto after = transformed->lookupSymbol<func::FuncOp>(func.getSymName());
+double mlir::fuse::toleranceOfGraphs(func::FuncOp before, func::FuncOp after) {
+  std::vector<DType> dtypes;
+  collectFloatDTypes(before, dtypes);
+  collectFloatDTypes(after, dtypes);
+  return ::fuse::toleranceFor(dtypes);
+}
+
+LogicalResult mlir::fuse::checkAgainstPipeline(
+    MLIRContext &context, ModuleOp module, func::FuncOp func,
+    const std::string &pipeline, const std::vector<HostTensor> &inputs,
+    const std::vector<HostTensor> &reference) {
+  FailureOr<OwningOpRef<ModuleOp>> transformed =
+      applyPipeline(context, module, pipeline, "--check-pipeline");
+  if (failed(transformed))
+    return failure();
+  auto after = (**transformed).lookupSymbol<func::FuncOp>(func.getSymName());
   if (!after)
     return reportError("the pipeline '" + pipeline + "' removed @" +
                        func.getSymName().str());
@@ -59,12 +78,7 @@ LogicalResult mlir::fuse::checkAgainstPipeline(
   FailureOr<std::vector<HostTensor>> outputs = interpret(after, inputs);
   if (failed(outputs))
     return failure();
-
-  std::vector<DType> dtypes;
-  collectFloatDTypes(func, dtypes);
-  collectFloatDTypes(after, dtypes);
-  double tolerance = ::fuse::toleranceFor(dtypes);
-
+  double tolerance = toleranceOfGraphs(func, after);
   llvm::outs() << "check-pipeline '" << pipeline << "': tolerance "
                << llvm::format("%.0e", tolerance)
                << " (relative, from the dtypes of both graphs)\n";

@@ -18,8 +18,12 @@ using namespace mlir;
 using namespace mlir::fuse;
 using ::fuse::HostTensor;
 
+static const char *toolName = "fuse-run";
+
+void mlir::fuse::setToolName(const char *name) { toolName = name; }
+
 LogicalResult mlir::fuse::reportError(const std::string &message) {
-  llvm::errs() << "fuse-run: error: " << message << "\n";
+  llvm::errs() << toolName << ": error: " << message << "\n";
   return failure();
 }
 

@@ -20,7 +20,10 @@ namespace mlir::fuse {
 /// "a, b, c" for messages that list names; "nothing" for none.
 std::string joinNames(ArrayRef<std::string> names);
 
-/// Prints "fuse-run: error: MESSAGE" to stderr; always fails.
+/// The tool reportError() names (fuse-run unless set).
+void setToolName(const char *name);
+
+/// Prints "<tool>: error: MESSAGE" to stderr; always fails.
 LogicalResult reportError(const std::string &message);
 
 /// Parses and verifies the graph (diagnostics go through `sourceMgr`).
@@ -58,6 +61,16 @@ void printSummary(llvm::raw_ostream &os, func::FuncOp func,
                   bool randomInputs, uint64_t seed,
                   const std::vector<::fuse::HostTensor> &outputs,
                   double milliseconds);
+
+/// A copy of `module` after `pipeline` (named `flag` in errors, which are
+/// reported).
+FailureOr<OwningOpRef<ModuleOp>> applyPipeline(MLIRContext &context,
+                                               ModuleOp module,
+                                               const std::string &pipeline,
+                                               const std::string &flag);
+/// The relative tolerance of comparing two versions of a graph: that of the
+/// least precise float dtype either uses.
+double toleranceOfGraphs(func::FuncOp before, func::FuncOp after);
 
 /// Runs `func` again after `pipeline` on the same inputs and compares its
 /// outputs with `reference`; prints a line per output and fails if any

@@ -3,9 +3,12 @@
 //   fuse-run GRAPH.mlir --device=cpu [--entry NAME] [--seed N]
 //            [--inputs IN.npz] [--dump-outputs OUT.npz]
 //            [--expected REF.npz [--tolerance X]] [--check-pipeline=PIPELINE]
+//   fuse-run GRAPH.mlir --device=cuda [--check] [--iters N] [--no-cuda-graph]
 //
 // Runs a function of a fuse graph on the CPU reference interpreter, on the
-// inputs given or on random ones, and prints a summary. With --expected it
+// inputs given or on random ones, and prints a summary. --device=cuda
+// compiles it (fuse-pipeline, CUDA code generation, NVRTC) and runs it on the
+// GPU instead (CudaRun.cpp). With --expected it
 // compares every output with a reference array of its name; with
 // --check-pipeline it also runs the graph after a pass pipeline on the same
 // inputs and compares every output, failing (exit 1) when a pass changed the
@@ -14,6 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompareOutputs.h"
+#ifdef FUSE_ENABLE_CUDA
+#include "CudaRun.h"
+#endif
 #include "RunSupport.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
@@ -51,7 +57,8 @@ static cl::opt<std::string> graphPath(cl::Positional, cl::Required,
                                       cl::cat(runCategory));
 static cl::opt<std::string> device(
     "device", cl::init("cpu"),
-    cl::desc("Where to run: cpu (the reference interpreter)"),
+    cl::desc("Where to run: cpu (the reference interpreter) or cuda (the "
+             "compiled graph on the GPU)"),
     cl::cat(runCategory));
 static cl::opt<std::string> entry(
     "entry", cl::desc("Function to run (default: the module's only function)"),
@@ -97,6 +104,37 @@ static cl::opt<std::string> checkPipeline(
              "within dtype tolerances; exit 1 if any differs"),
     cl::cat(runCategory));
 
+static cl::OptionCategory cudaCategory("fuse-run --device=cuda options");
+static cl::opt<bool> check(
+    "check", cl::init(false),
+    cl::desc("Compare every GPU output with the CPU reference interpreter's "
+             "(tolerance from the compiled graph's dtypes); exit 1 on a mismatch"),
+    cl::cat(cudaCategory));
+static cl::opt<int> iterations(
+    "iters", cl::init(20),
+    cl::desc("Timed steps (median reported, after 3 warm-up steps); 0 skips timing"),
+    cl::cat(cudaCategory));
+static cl::opt<bool> noCudaGraph(
+    "no-cuda-graph", cl::init(false),
+    cl::desc("Launch every kernel each step instead of replaying one CUDA Graph"),
+    cl::cat(cudaCategory));
+static cl::opt<std::string> pipeline(
+    "pipeline", cl::init("fuse-pipeline"),
+    cl::desc("Pass pipeline applied before code generation (skipped for a "
+             "graph that is planned already)"),
+    cl::cat(cudaCategory));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Cubin cache directory (default $FUSE_CACHE_DIR, else ~/.cache/fuse)"),
+    cl::cat(cudaCategory));
+static cl::opt<bool> noCache("no-cache", cl::init(false),
+                             cl::desc("Compile every kernel, read and write no cache"),
+                             cl::cat(cudaCategory));
+static cl::opt<std::string> saveExecutable(
+    "save-executable",
+    cl::desc("Also write the compiled executable to this file"),
+    cl::cat(cudaCategory));
+
 namespace {
 
 /// Runs `func` and times it; prints nothing on success.
@@ -112,10 +150,16 @@ FailureOr<std::vector<HostTensor>> runTimed(func::FuncOp func,
 }
 
 LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-  if (device != "cpu")
-    return reportError("--device=" + device +
-                       " is not available: this build runs --device=cpu "
-                       "(the reference interpreter) only");
+  if (device != "cpu" && device != "cuda")
+    return reportError("--device=" + device + " is not a device: use cpu or cuda");
+#ifndef FUSE_ENABLE_CUDA
+  if (device == "cuda")
+    return reportError("--device=cuda is not available: this build has no CUDA "
+                       "toolkit (configure with CUDAToolkit_ROOT)");
+#endif
+  if (device == "cpu" && (check || noCudaGraph || iterations.getNumOccurrences()))
+    return reportError("--check, --iters and --no-cuda-graph apply to "
+                       "--device=cuda (use --expected or --check-pipeline on the CPU)");
 
   OwningOpRef<ModuleOp> module = loadGraph(context, sourceMgr, graphPath);
   if (!module)
@@ -168,6 +212,21 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (!allowNan && failed(checkNoNan(inputs, arguments)))
     return failure();
 
+#ifdef FUSE_ENABLE_CUDA
+  if (device == "cuda") {
+    CudaRunOptions options;
+    options.pipeline = pipeline;
+    options.check = check;
+    options.iterations = iterations;
+    options.useCudaGraph = !noCudaGraph;
+    options.useCache = !noCache;
+    options.cacheDir = cacheDir;
+    options.saveExecutable = saveExecutable;
+    options.dumpOutputs = outputsPath;
+    return runOnCuda(context, *module, *func, inputs, options);
+  }
+#endif
+
   double milliseconds = 0;
   FailureOr<std::vector<HostTensor>> outputs = runTimed(*func, inputs, milliseconds);
   if (failed(outputs))
@@ -198,10 +257,11 @@ int main(int argc, char **argv) {
   registerFusePasses();
   registerFusePipeline();
   mlir::fuse::test::registerTestPasses();
-  cl::HideUnrelatedOptions(runCategory);
+  cl::HideUnrelatedOptions({&runCategory, &cudaCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
-      "fuse-run: run a fuse graph on the CPU reference interpreter\n");
+      "fuse-run: run a fuse graph on the CPU reference interpreter or, "
+      "compiled, on the GPU\n");
 
   DialectRegistry registry;
   registry.insert<FuseDialect, func::FuncDialect>();

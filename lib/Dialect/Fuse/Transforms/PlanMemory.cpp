@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PrintHelpers.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
 
 #include "fuse/Analysis/CostFormulas.h"
 #include "fuse/Analysis/Liveness.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PrintHelpers.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
 
 #include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"

@@ -1,6 +1,6 @@
 //===- PrintHelpers.cpp - Labels and units of the printing passes ---------===//
 
-#include "PrintHelpers.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 

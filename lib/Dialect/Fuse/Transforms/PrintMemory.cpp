@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PrintHelpers.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseAttrs.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Rematerialize.h"
-#include "PrintHelpers.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
 #include "Schedule.h"
 
 #include "fuse/Analysis/Liveness.h"

@@ -1,0 +1,185 @@
+//===- Executable.h - A compiled step as plain data -------------*- C++ -*-===//
+//
+// What the code generator hands the runtime: kernels' CUDA source, the order
+// of launches and cuBLASLt GEMMs, and where every buffer lives. Plain C++ (no
+// MLIR, no CUDA types), so an Executable compiled on one machine can be
+// written to a file (ExecutableIO.h) and run on another.
+//
+// Memory. Every intermediate lives at a byte offset in one arena (the
+// offsets fuse-plan-memory chose); a second region, the workspace, holds
+// temporaries the code generator adds after planning (a GEMM's result before
+// its epilogue kernel, attention scores). Inputs and outputs are the
+// caller's memory, bound by pointer at run time; constants are uploaded once
+// when the executable is loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_RUNTIME_EXECUTABLE_H
+#define FUSE_RUNTIME_EXECUTABLE_H
+
+#include "fuse/Runtime/Status.h"
+#include "fuse/Support/HostTensor.h"
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace fuse::runtime {
+
+/// A named tensor of the step's signature.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+
+  int64_t numElements() const;
+  int64_t bytes() const;
+};
+
+/// Where a buffer's first byte is at run time.
+struct BufferRef {
+  enum class Kind : uint8_t { Arena, Workspace, Input, Output, Constant };
+  Kind kind = Kind::Arena;
+  /// Input, output or constant number (unused for Arena and Workspace).
+  int64_t index = 0;
+  /// Bytes from the start of the arena, the workspace, or the bound tensor.
+  int64_t offset = 0;
+
+  static BufferRef arena(int64_t offset) { return {Kind::Arena, 0, offset}; }
+  static BufferRef workspace(int64_t offset) {
+    return {Kind::Workspace, 0, offset};
+  }
+  static BufferRef input(int64_t index) { return {Kind::Input, index, 0}; }
+  static BufferRef output(int64_t index) { return {Kind::Output, index, 0}; }
+  static BufferRef constant(int64_t index) {
+    return {Kind::Constant, index, 0};
+  }
+  bool operator==(const BufferRef &other) const {
+    return kind == other.kind && index == other.index &&
+           offset == other.offset;
+  }
+};
+
+/// One `extern "C" __global__` kernel. `body` is its CUDA C++ text alone; the
+/// device helpers it calls are the files of kernels/ named in `helpers`,
+/// whose text is in Executable::helperSources (translationUnit() in
+/// TranslationUnit.h puts the two together).
+struct Kernel {
+  std::string name;
+  std::string body;
+  std::vector<std::string> helpers;
+};
+
+/// A launch of a kernel. Every kernel parameter is a pointer; `args` lists
+/// the buffers they point at, in parameter order.
+struct KernelLaunch {
+  int64_t kernel = 0;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<BufferRef> args;
+};
+
+/// D = epilogue(alpha * op(A) op(B) + beta * C), batched, in ROW-MAJOR terms:
+/// op(A) is m x k, op(B) is k x n, C and D are m x n. A is stored m x k (lda
+/// >= k), or k x m (lda >= m) under transA; B is k x n (ldb >= n), or n x k
+/// (ldb >= k) under transB. Strides between batch entries are in elements;
+/// 0 shares one matrix across the batch. Accumulation is f32 (TF32 off for
+/// f32 inputs). The runtime maps this onto cuBLASLt's column-major layout.
+struct GemmStep {
+  enum class Epilogue : uint8_t { None, Bias, Relu, ReluBias, Gelu, GeluBias };
+  DType abType = DType::BF16;
+  DType cdType = DType::F32;
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  int64_t strideA = 0, strideB = 0, strideC = 0, strideD = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  Epilogue epilogue = Epilogue::None;
+  DType biasType = DType::F32;
+  BufferRef a, b, c, d, bias;
+  bool hasC() const { return beta != 0.0f; }
+  bool hasBias() const {
+    return epilogue == Epilogue::Bias || epilogue == Epilogue::ReluBias ||
+           epilogue == Epilogue::GeluBias;
+  }
+};
+
+/// Zero `bytes` bytes at `dst` (a scatter-add's starting value).
+struct FillStep {
+  BufferRef dst;
+  int64_t bytes = 0;
+};
+
+/// Copy `bytes` bytes (an output that is an input, or a scatter-add's start).
+struct CopyStep {
+  BufferRef src, dst;
+  int64_t bytes = 0;
+};
+
+/// One entry of the step, in execution order.
+struct Step {
+  enum class Kind : uint8_t { Launch, Gemm, Fill, Copy };
+  Kind kind = Kind::Launch;
+  /// Index into Executable::launches, gemms, fills or copies.
+  int64_t index = 0;
+  /// What this step computes, for plans and profiles: the fusion (kind and
+  /// ops) and its model source lines.
+  std::string label;
+  /// The cost model's useful FLOPs and DRAM bytes for this step.
+  double flops = 0;
+  double bytes = 0;
+};
+
+/// A constant tensor the step reads, in the dtype's binary format.
+struct ConstantData {
+  TensorSpec spec;
+  std::vector<uint8_t> bytes;
+};
+
+struct Executable {
+  /// The function it was compiled from, and the architecture its kernels
+  /// target ("sm_90a").
+  std::string entry;
+  std::string arch = "sm_90a";
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<ConstantData> constants;
+  int64_t arenaBytes = 0;
+  int64_t workspaceBytes = 0;
+  std::vector<Kernel> kernels;
+  std::vector<KernelLaunch> launches;
+  std::vector<GemmStep> gemms;
+  std::vector<FillStep> fills;
+  std::vector<CopyStep> copies;
+  std::vector<Step> steps;
+  /// (kernels/ file name such as "reductions.cuh", its text) for every
+  /// helper a kernel names, in dependency order (a file only uses those
+  /// before it), so the executable compiles without the source tree.
+  std::vector<std::pair<std::string, std::string>> helperSources;
+};
+
+/// "arena", "workspace", "input", "output", "constant".
+const char *bufferKindName(BufferRef::Kind kind);
+/// "launch", "gemm", "fill", "copy".
+const char *stepKindName(Step::Kind kind);
+/// "none", "bias", "relu", "relu_bias", "gelu", "gelu_bias".
+const char *epilogueName(GemmStep::Epilogue epilogue);
+
+/// Checks every invariant the runtime relies on: indices in range (a step's
+/// index, a launch's kernel, a BufferRef's input/output/constant), buffers
+/// inside their region (fills, copies and GEMM operands by their extent,
+/// launch arguments by their start), GEMM shapes, leading dimensions and
+/// dtype combinations cuBLASLt supports, unique kernel names, helpers present
+/// in helperSources, constants of the right size. The message starts with
+/// `origin` (a file path, or "executable @entry") and names the offending
+/// entry. deserializeExecutable and Executor::create call it, so a bad
+/// executable is refused before anything runs.
+Status validateExecutable(const Executable &executable,
+                          const std::string &origin);
+
+} // namespace fuse::runtime
+
+#endif // FUSE_RUNTIME_EXECUTABLE_H

@@ -1,0 +1,133 @@
+//===- Executor.h - Load and run an Executable on the GPU -------*- C++ -*-===//
+//
+// Compiles the executable's kernels (NVRTC, in parallel, through the cubin
+// cache), loads them with cudaLibraryLoadData, allocates one arena and one
+// workspace, uploads the constants, and runs the step: launches, cuBLASLt
+// GEMMs (heuristic results cached per shape), fills and copies, in order, on
+// the caller's stream. By default the step is captured once as a CUDA Graph
+// and replayed; a new set of input/output pointers is captured anew.
+//
+// The API has no CUDA types: streams and device pointers are void*, so tools
+// and the C API use it without CUDA headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_RUNTIME_EXECUTOR_H
+#define FUSE_RUNTIME_EXECUTOR_H
+
+#include "fuse/Runtime/Executable.h"
+#include "fuse/Runtime/Status.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuse::runtime {
+
+/// The GPU this process would run on.
+struct DeviceInfo {
+  std::string name;
+  int ordinal = 0;
+  int computeMajor = 0, computeMinor = 0;
+  int multiprocessors = 0;
+  int64_t freeBytes = 0, totalBytes = 0;
+  /// "sm_90a" on Hopper, "sm_80" on Ampere, ...
+  std::string arch() const;
+};
+
+/// Fails with "no CUDA device: ..." where there is none (or no driver).
+StatusOr<DeviceInfo> queryDevice();
+
+/// Device memory owned by the caller of the runtime (tools, C API, tests).
+class DeviceBuffer {
+public:
+  /// Out of memory says how much was asked and how much is free.
+  static StatusOr<DeviceBuffer> allocate(int64_t bytes, const std::string &what);
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer();
+
+  void *data() const { return data_; }
+  int64_t bytes() const { return bytes_; }
+  /// The first `bytes` bytes. These three are synchronous with the whole
+  /// device (cudaDeviceSynchronize): an upload is complete before work on any
+  /// stream (a non-blocking one included) can read it, and a download waits
+  /// for every stream's work first. Meant for tools and tests, not hot loops.
+  Status upload(const void *host, int64_t bytes);
+  Status download(void *host, int64_t bytes) const;
+  /// Every byte set to `value` (outputs are poisoned before a run so that an
+  /// element a kernel forgot to write is caught).
+  Status fill(unsigned char value);
+
+private:
+  void *data_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+struct ExecutorOptions {
+  /// Empty: KernelCache's default directory.
+  std::string cacheDir;
+  bool useCache = true;
+  bool useCudaGraph = true;
+  /// Parallel NVRTC compiles; 0 = hardware threads.
+  int compileThreads = 0;
+  /// A progress line on stderr while a compile runs longer than a second.
+  bool progress = true;
+};
+
+/// How Executor::create got its kernels.
+struct CompileReport {
+  /// Wall time of compiling (or reading the cache) and loading the modules.
+  double seconds = 0;
+  /// Translation units the kernels were grouped into (about two per compile
+  /// thread); each is a cache hit or compiled.
+  int64_t modules = 0;
+  int64_t cacheHits = 0;
+  int64_t compiled = 0;
+};
+
+class Executor {
+public:
+  /// Fails on no device, a device whose compute capability is not
+  /// executable.arch's (a cubin for sm_90a runs on 9.0 only), an executable
+  /// that validateExecutable refuses, NVRTC errors, a GEMM cuBLASLt cannot
+  /// run, out of memory.
+  static StatusOr<std::unique_ptr<Executor>>
+  create(const Executable &executable, const ExecutorOptions &options);
+  ~Executor();
+
+  /// One step: `inputs` and `outputs` are device pointers in the order of
+  /// Executable::inputs/outputs; `stream` is a cudaStream_t (nullptr: the
+  /// legacy default stream). Returns once the work is queued. With CUDA
+  /// graphs on, the first run is plain launches (it loads every kernel and
+  /// names the step of a bad launch), later runs replay a graph captured once
+  /// per set of input/output pointers. Not thread-safe: one run at a time.
+  /// FUSE_SYNC_STEPS=1 in the environment synchronizes after every step and
+  /// names the step an asynchronous error came from.
+  Status run(const std::vector<void *> &inputs,
+             const std::vector<void *> &outputs, void *stream);
+  /// Waits for `stream`.
+  Status synchronize(void *stream);
+  /// Median step time in milliseconds over `iterations` runs after
+  /// `warmup` runs, timed with CUDA events on `stream`.
+  StatusOr<double> medianStepMilliseconds(const std::vector<void *> &inputs,
+                                          const std::vector<void *> &outputs,
+                                          void *stream, int warmup,
+                                          int iterations);
+
+  const CompileReport &compileReport() const;
+  const Executable &executable() const;
+
+  class Impl;
+
+private:
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace fuse::runtime
+
+#endif // FUSE_RUNTIME_EXECUTOR_H

@@ -1,0 +1,226 @@
+//===- AttentionLowering.cpp - Attention as GEMMs and softmax kernels -----===//
+//
+// Until the flash-attention kernels arrive, an attention fusion runs as
+// batched cuBLASLt GEMMs around the row kernels of
+// kernels/attention_softmax.cuh, with the scores in the workspace:
+//
+//   forward:  S = scale Q K^T (f32);  P, lse = softmax(S);  O = P V
+//   backward: S = scale Q K^T;  P = exp(S - lse);  dV = P^T dO;
+//             dP = dO V^T;  dS = P (dP - rowsum(dO O)) scale;
+//             dQ = dS K;  dK = dS^T Q
+//
+// Grouped-query attention needs no copies: the G query heads that share a
+// key/value head are consecutive in memory, so they are one GEMM batch entry
+// of G * Tq rows, and dK, dV sum over them inside the GEMM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::runtime::BufferRef;
+using ::fuse::runtime::GemmStep;
+
+namespace fuse::codegen {
+
+namespace {
+
+struct AttentionShape {
+  int64_t batch, queryHeads, kvHeads, queryLength, keyLength, headDim, valueDim;
+  int64_t groups() const { return queryHeads / kvHeads; }
+  /// GEMM batch entries: one per (batch, key/value head).
+  int64_t entries() const { return batch * kvHeads; }
+  /// Score rows per entry.
+  int64_t rowsPerEntry() const { return groups() * queryLength; }
+  int64_t rows() const { return batch * queryHeads * queryLength; }
+};
+
+AttentionShape attentionShape(Value query, Value key, Value value) {
+  std::vector<int64_t> q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
+  return {q[0], q[1], k[1], q[2], k[2], q[3], v[3]};
+}
+
+/// C = alpha * op(A) op(B) per batch entry; strides in elements.
+GemmStep batchedGemm(DType abType, DType cdType, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, bool transA, bool transB,
+                     BufferRef a, int64_t strideA, BufferRef b, int64_t strideB,
+                     BufferRef d, int64_t strideD, float alpha) {
+  GemmStep gemm;
+  gemm.abType = abType;
+  gemm.cdType = cdType;
+  gemm.batch = batch;
+  gemm.m = m;
+  gemm.n = n;
+  gemm.k = k;
+  gemm.transA = transA;
+  gemm.transB = transB;
+  gemm.lda = transA ? m : k;
+  gemm.ldb = transB ? k : n;
+  gemm.ldc = gemm.ldd = n;
+  gemm.a = a;
+  gemm.b = b;
+  gemm.d = d;
+  gemm.strideA = strideA;
+  gemm.strideB = strideB;
+  gemm.strideC = gemm.strideD = strideD;
+  gemm.alpha = alpha;
+  return gemm;
+}
+
+double flopsOf(const GemmStep &gemm) {
+  return 2.0 * static_cast<double>(gemm.m) * gemm.n * gemm.k * gemm.batch;
+}
+
+/// A one-block-per-row launch of a kernels/attention_softmax.cuh function.
+void addSoftmaxLaunch(CodegenContext &context, const std::string &call,
+                      const std::vector<std::pair<std::string, DType>> &params,
+                      const std::vector<bool> &isConst,
+                      const std::vector<BufferRef> &refs, int64_t rows,
+                      const std::string &label, double bytes) {
+  KernelParams kernelParams;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < params.size(); ++i)
+    names.push_back(kernelParams.add(params[i].first, params[i].second,
+                                     isConst[i], refs[i]));
+  std::string text = call;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string placeholder = "$" + std::to_string(i);
+    size_t at = text.find(placeholder);
+    text.replace(at, placeholder.size(), names[i]);
+  }
+  KernelSpec spec;
+  spec.kind = "attention_softmax";
+  spec.body = kernelSignature(kernelParams, 256) + "  " + text + ";\n}\n";
+  spec.helpers = {"common.cuh", "reductions.cuh", "attention_softmax.cuh"};
+  spec.grid = {static_cast<uint32_t>(rows), 1, 1};
+  spec.block = {256, 1, 1};
+  spec.args = kernelParams.args;
+  context.addLaunch(spec, label, label, 0.0, bytes);
+}
+
+std::string typeArgument(DType dtype) { return storageType(dtype); }
+
+} // namespace
+
+LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
+  Block &body = fusion.getBody().front();
+  Operation *attention = &body.front();
+  auto outer = [&](Value v) -> FailureOr<BufferRef> {
+    const ValueLocation &where =
+        context.location(fusion.getOperand(cast<BlockArgument>(v).getArgNumber()));
+    if (!where.buffer)
+      return failure();
+    return *where.buffer;
+  };
+  std::string label = describeOp(fusion);
+
+  if (auto forward = dyn_cast<AttentionOp>(attention)) {
+    if (forward.getMask() || forward.getSeed() || forward.getDropoutP().convertToDouble() != 0.0)
+      return forward.emitError() << "the CUDA code generator supports attention "
+                                    "without mask and dropout only (causal or not)";
+    AttentionShape shape = attentionShape(forward.getQuery(), forward.getKey(),
+                                          forward.getValue());
+    DType dtype = dtypeOf(forward.getQuery());
+    FailureOr<BufferRef> q = outer(forward.getQuery()), k = outer(forward.getKey()),
+                         v = outer(forward.getValue());
+    if (failed(q) || failed(k) || failed(v))
+      return forward.emitError() << "attention operands must be in memory";
+    BufferRef out = context.buffer(fusion.getResult(0));
+    int64_t scores = shape.rows() * shape.keyLength;
+    // Inference drops the log-sum-exp; the kernel still writes it.
+    BufferRef lse = fusion.getNumResults() > 1
+                        ? context.buffer(fusion.getResult(1))
+                        : context.workspace(shape.rows() * 4);
+    BufferRef s = context.workspace(scores * 4);
+    BufferRef p = context.workspace(scores * static_cast<int64_t>(dtypeSize(dtype)));
+    int64_t rpe = shape.rowsPerEntry(), tk = shape.keyLength;
+    float scale = static_cast<float>(forward.getScale().convertToDouble());
+
+    GemmStep qk = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk,
+                              shape.headDim, false, true, *q, rpe * shape.headDim,
+                              *k, tk * shape.headDim, s, rpe * tk, scale);
+    context.addGemm(qk, "attention scores of " + label, flopsOf(qk), 0);
+    std::string call = "fuse::attentionSoftmaxForward<" + typeArgument(dtype) +
+                       ">($0, $1, $2, " + std::to_string(shape.queryLength) +
+                       ", " + std::to_string(tk) + ", " +
+                       (forward.getCausal() ? "true" : "false") + ")";
+    addSoftmaxLaunch(context, call, {{"s", DType::F32}, {"p", dtype}, {"lse", DType::F32}},
+                     {true, false, false}, {s, p, lse}, shape.rows(),
+                     "attention softmax of " + label,
+                     static_cast<double>(scores) * (4 + dtypeSize(dtype)));
+    GemmStep pv = batchedGemm(dtype, dtype, shape.entries(), rpe, shape.valueDim,
+                              tk, false, false, p, rpe * tk, *v,
+                              tk * shape.valueDim, out, rpe * shape.valueDim, 1.0f);
+    context.addGemm(pv, "attention output of " + label, flopsOf(pv), 0);
+    return success();
+  }
+
+  auto backward = dyn_cast<AttentionBackwardOp>(attention);
+  if (!backward)
+    return fusion.emitError() << "attention fusion without an attention op first";
+  if (backward.getMask() || backward.getSeed() || backward.getDropoutP().convertToDouble() != 0.0)
+    return backward.emitError() << "the CUDA code generator supports attention "
+                                   "without mask and dropout only (causal or not)";
+  AttentionShape shape = attentionShape(backward.getQuery(), backward.getKey(),
+                                        backward.getValue());
+  DType dtype = dtypeOf(backward.getQuery());
+  FailureOr<BufferRef> dout = outer(backward.getGradOutput()),
+                       q = outer(backward.getQuery()), k = outer(backward.getKey()),
+                       v = outer(backward.getValue()), o = outer(backward.getOutput()),
+                       lse = outer(backward.getLogsumexp());
+  if (failed(dout) || failed(q) || failed(k) || failed(v) || failed(o) || failed(lse))
+    return backward.emitError() << "attention operands must be in memory";
+  BufferRef dq = context.buffer(fusion.getResult(0));
+  BufferRef dk = context.buffer(fusion.getResult(1));
+  BufferRef dv = context.buffer(fusion.getResult(2));
+  int64_t scores = shape.rows() * shape.keyLength;
+  BufferRef s = context.workspace(scores * 4);
+  BufferRef dp = context.workspace(scores * 4);
+  // P, then dS once dV has used P.
+  BufferRef p = context.workspace(scores * static_cast<int64_t>(dtypeSize(dtype)));
+  int64_t rpe = shape.rowsPerEntry(), tk = shape.keyLength;
+  int64_t d = shape.headDim, dvDim = shape.valueDim;
+  float scale = static_cast<float>(backward.getScale().convertToDouble());
+  std::string causal = backward.getCausal() ? "true" : "false";
+  std::string tq = std::to_string(shape.queryLength), tkText = std::to_string(tk);
+
+  GemmStep qk = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk, d, false,
+                            true, *q, rpe * d, *k, tk * d, s, rpe * tk, scale);
+  context.addGemm(qk, "attention scores of " + label, flopsOf(qk), 0);
+  addSoftmaxLaunch(context,
+                   "fuse::attentionProbabilities<" + typeArgument(dtype) +
+                       ">($0, $1, $2, " + tq + ", " + tkText + ", " + causal + ")",
+                   {{"s", DType::F32}, {"lse", DType::F32}, {"p", dtype}},
+                   {true, true, false}, {s, *lse, p}, shape.rows(),
+                   "attention probabilities of " + label,
+                   static_cast<double>(scores) * (4 + dtypeSize(dtype)));
+  GemmStep gradV = batchedGemm(dtype, dtype, shape.entries(), tk, dvDim, rpe, true,
+                               false, p, rpe * tk, *dout, rpe * dvDim, dv,
+                               tk * dvDim, 1.0f);
+  context.addGemm(gradV, "attention dV of " + label, flopsOf(gradV), 0);
+  GemmStep gradP = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk, dvDim,
+                               false, true, *dout, rpe * dvDim, *v, tk * dvDim, dp,
+                               rpe * tk, 1.0f);
+  context.addGemm(gradP, "attention dP of " + label, flopsOf(gradP), 0);
+  addSoftmaxLaunch(context,
+                   "fuse::attentionSoftmaxBackward<" + typeArgument(dtype) +
+                       ">($0, $1, $2, $3, $4, $5, " + tq + ", " + tkText + ", " +
+                       std::to_string(dvDim) + ", " + floatLiteral(scale) + ", " +
+                       causal + ")",
+                   {{"s", DType::F32}, {"lse", DType::F32}, {"dp", DType::F32},
+                    {"dout", dtype}, {"out", dtype}, {"ds", dtype}},
+                   {true, true, true, true, true, false},
+                   {s, *lse, dp, *dout, *o, p}, shape.rows(),
+                   "attention softmax backward of " + label,
+                   static_cast<double>(scores) * (8 + dtypeSize(dtype)));
+  GemmStep gradQ = batchedGemm(dtype, dtype, shape.entries(), rpe, d, tk, false,
+                               false, p, rpe * tk, *k, tk * d, dq, rpe * d, 1.0f);
+  context.addGemm(gradQ, "attention dQ of " + label, flopsOf(gradQ), 0);
+  GemmStep gradK = batchedGemm(dtype, dtype, shape.entries(), tk, d, rpe, true,
+                               false, p, rpe * tk, *q, rpe * d, dk, tk * d, 1.0f);
+  context.addGemm(gradK, "attention dK of " + label, flopsOf(gradK), 0);
+  return success();
+}
+
+} // namespace fuse::codegen

@@ -1,0 +1,175 @@
+//===- Codegen.cpp - A planned graph to an Executable ---------------------===//
+
+#include "fuse/Codegen/Codegen.h"
+#include "fuse/Codegen/DeviceLibrary.h"
+
+#include "CodegenContext.h"
+#include "Lowerings.h"
+
+#include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::runtime::BufferRef;
+
+namespace fuse::codegen {
+
+namespace {
+
+runtime::TensorSpec tensorSpec(Value value, StringAttr name,
+                               const std::string &fallback) {
+  runtime::TensorSpec spec;
+  spec.name = name ? name.str() : fallback;
+  spec.dtype = dtypeOf(value);
+  spec.shape = shapeOf(value);
+  return spec;
+}
+
+/// Where fuse-plan-memory put each result of a top-level op.
+LogicalResult placeResults(Operation *op, func::ReturnOp terminator,
+                           CodegenContext &context) {
+  auto buffers = op->getAttrOfType<ArrayAttr>("fuse.buffers");
+  if (!buffers || buffers.size() != op->getNumResults())
+    return op->emitError() << "no memory plan on this op: run fuse-plan-memory "
+                              "(or fuse-pipeline) before code generation";
+  for (auto [result, attr] : llvm::zip(op->getResults(), buffers)) {
+    auto buffer = cast<BufferAttr>(attr);
+    ValueLocation where;
+    if (std::optional<int64_t> offset = buffer.getOffset()) {
+      where.buffer = BufferRef::arena(*offset);
+    } else if (std::optional<int64_t> argument = buffer.getArgument()) {
+      where.buffer = BufferRef::input(*argument);
+    } else {
+      auto position = llvm::find(terminator.getOperands(), result);
+      if (position == terminator.getOperands().end())
+        return op->emitError() << "result placed in caller memory (external) "
+                                  "but not returned";
+      where.buffer = BufferRef::output(position - terminator.getOperands().begin());
+    }
+    context.setLocation(result, where);
+  }
+  return success();
+}
+
+LogicalResult lowerOp(Operation *op, func::ReturnOp terminator,
+                      CodegenContext &context) {
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    ValueLocation where;
+    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (elements && elements.isSplat()) {
+      DType dtype = dtypeOf(constant.getResult());
+      if (isFloat(dtype))
+        where.literal = floatLiteral(elements.getSplatValue<APFloat>().convertToDouble());
+      else
+        where.literal = dtype == DType::I1
+                            ? std::string(elements.getSplatValue<APInt>().isZero() ? "false" : "true")
+                            : "(" + std::to_string(elements.getSplatValue<APInt>().getSExtValue()) + "LL)";
+      where.splat = op;
+    } else {
+      where.buffer = context.constant(op);
+    }
+    context.setLocation(constant.getResult(), where);
+    return success();
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // A view: the operand's memory under another shape.
+    context.setLocation(reshape.getResult(), context.location(reshape.getOperand()));
+    return success();
+  }
+  if (failed(placeResults(op, terminator, context)))
+    return failure();
+  context.beginStep();
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    switch (fusion.getKind()) {
+    case FusionKind::Loop: return lowerLoopFusion(fusion, context);
+    case FusionKind::RowReduction: return lowerRowReductionFusion(fusion, context);
+    case FusionKind::ColumnReduction: return lowerColumnReductionFusion(fusion, context);
+    case FusionKind::GemmEpilogue: return lowerGemmEpilogueFusion(fusion, context);
+    case FusionKind::Attention: return lowerAttentionFusion(fusion, context);
+    }
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return lowerMatmul(matmul, context);
+  if (auto scatter = dyn_cast<ScatterAddOp>(op))
+    return lowerScatterAdd(scatter, context);
+  return op->emitError() << "the CUDA code generator expects top-level ops to "
+                            "be fusions, matmuls, scatter_adds, reshapes and "
+                            "constants (run fuse-pipeline first)";
+}
+
+/// Returned values that are not already in the caller's output memory (an
+/// argument returned as it is, a value returned twice) are copied there.
+LogicalResult copyResults(func::ReturnOp terminator, CodegenContext &context) {
+  for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
+    BufferRef output = BufferRef::output(static_cast<int64_t>(i));
+    const ValueLocation &where = context.location(value);
+    int64_t bytes = numElements(shapeOf(value)) *
+                    static_cast<int64_t>(dtypeSize(dtypeOf(value)));
+    if (where.literal) {
+      auto splat = cast<DenseElementsAttr>(cast<ConstantOp>(where.splat).getValue());
+      bool zero = isFloat(dtypeOf(value)) ? splat.getSplatValue<APFloat>().isZero()
+                                          : splat.getSplatValue<APInt>().isZero();
+      if (!zero)
+        return terminator.emitError() << "returning a non-zero splat constant "
+                                         "(result #" << i << ") is not supported";
+      context.addFill({output, bytes}, "zero result " + std::to_string(i));
+    } else if (!(*where.buffer == output)) {
+      context.addCopy({*where.buffer, output, bytes},
+                      "copy to result " + std::to_string(i));
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
+                                               const CodegenOptions &options) {
+  CodegenContext context;
+  runtime::Executable &executable = context.executable();
+  executable.entry = func.getSymName().str();
+  executable.arch = options.arch;
+  if (auto arena = func->getAttrOfType<IntegerAttr>("fuse.arena_size"))
+    executable.arenaBytes = arena.getInt();
+  else
+    return func.emitError() << "no fuse.arena_size: run fuse-plan-memory (or "
+                               "fuse-pipeline) before code generation";
+  Block &body = func.getBody().front();
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  for (BlockArgument argument : func.getArguments()) {
+    unsigned i = argument.getArgNumber();
+    executable.inputs.push_back(tensorSpec(
+        argument, func.getArgAttrOfType<StringAttr>(i, "fuse.name"),
+        "arg" + std::to_string(i)));
+    ValueLocation where;
+    where.buffer = BufferRef::input(i);
+    context.setLocation(argument, where);
+  }
+  for (auto [i, value] : llvm::enumerate(terminator.getOperands()))
+    executable.outputs.push_back(tensorSpec(
+        value, func.getResultAttrOfType<StringAttr>(i, "fuse.name"),
+        "result" + std::to_string(i)));
+  for (Operation &op : body.without_terminator())
+    if (failed(lowerOp(&op, terminator, context)))
+      return failure();
+  if (failed(copyResults(terminator, context)))
+    return failure();
+
+  // Every kernel names the helpers it uses with their dependencies; the
+  // executable carries their text.
+  std::vector<std::string> used;
+  for (runtime::Kernel &kernel : executable.kernels) {
+    kernel.helpers = helperClosure(kernel.helpers);
+    for (const std::string &name : kernel.helpers)
+      if (!llvm::is_contained(used, name))
+        used.push_back(name);
+  }
+  for (const std::string &name : helperClosure(used))
+    executable.helperSources.push_back({name, deviceLibraryFile(name).text});
+  return executable;
+}
+
+} // namespace fuse::codegen

@@ -1,0 +1,245 @@
+//===- CodegenContext.cpp - State shared by the lowerings -----------------===//
+
+#include "CodegenContext.h"
+
+#include "fuse/Analysis/CostModel.h"
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cassert>
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::runtime::BufferRef;
+
+namespace fuse::codegen {
+
+std::string KernelParams::add(const std::string &prefix, DType dtype,
+                              bool isConst, const BufferRef &ref) {
+  std::string name = prefix + std::to_string(args.size());
+  declarations.push_back(std::string(isConst ? "const " : "") +
+                         storageType(dtype) + " *" +
+                         (isConst ? " __restrict__ " : " ") + name);
+  args.push_back(ref);
+  return name;
+}
+
+std::string kernelSignature(const KernelParams &params, int threadsPerBlock) {
+  std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(threadsPerBlock) + ") @KERNEL@(";
+  for (auto [i, declaration] : llvm::enumerate(params.declarations))
+    text += (i ? ", " : "") + declaration;
+  return text + ") {\n";
+}
+
+void CodegenContext::setLocation(Value value, ValueLocation location) {
+  locations_[value] = std::move(location);
+}
+
+const ValueLocation &CodegenContext::location(Value value) const {
+  auto found = locations_.find(value);
+  assert(found != locations_.end() && "value without a location");
+  return found->second;
+}
+
+BufferRef CodegenContext::buffer(Value value) const {
+  const ValueLocation &where = location(value);
+  assert(where.buffer && "splat constant used as a buffer");
+  return *where.buffer;
+}
+
+BufferRef CodegenContext::constant(Operation *constantOp) {
+  auto found = constants_.find(constantOp);
+  if (found != constants_.end())
+    return BufferRef::constant(found->second);
+  auto constant = cast<ConstantOp>(constantOp);
+  runtime::ConstantData data;
+  Value result = constant.getResult();
+  data.spec.name = "constant" + std::to_string(executable_.constants.size());
+  data.spec.dtype = dtypeOf(result);
+  data.spec.shape = shapeOf(result);
+  auto elements = cast<DenseElementsAttr>(constant.getValue());
+  DType dtype = data.spec.dtype;
+  HostTensor tensor(dtype, data.spec.shape);
+  int64_t i = 0;
+  if (isFloat(dtype)) {
+    for (APFloat v : elements.getValues<APFloat>())
+      tensor.set(i++, v.convertToDouble());
+  } else {
+    for (APInt v : elements.getValues<APInt>())
+      tensor.setInt(i++, dtype == DType::I1 ? v.getZExtValue() : v.getSExtValue());
+  }
+  data.bytes = tensor.toBytes();
+  int64_t index = static_cast<int64_t>(executable_.constants.size());
+  executable_.constants.push_back(std::move(data));
+  constants_[constantOp] = index;
+  return BufferRef::constant(index);
+}
+
+BufferRef CodegenContext::workspace(int64_t bytes) {
+  int64_t offset = workspaceUsed_;
+  workspaceUsed_ += (bytes + 255) / 256 * 256;
+  executable_.workspaceBytes =
+      std::max(executable_.workspaceBytes, workspaceUsed_);
+  return BufferRef::workspace(offset);
+}
+
+std::string CodegenContext::kernelName(const std::string &kind) {
+  return "fuse_" + kind + "_" + std::to_string(kindCounts_[kind]++);
+}
+
+void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
+                               const std::string &kernelComment, double flops,
+                               double bytes) {
+  int64_t kernelIndex;
+  auto found = kernelByBody_.find(spec.body);
+  if (found != kernelByBody_.end()) {
+    kernelIndex = found->second;
+  } else {
+    runtime::Kernel kernel;
+    kernel.name = kernelName(spec.kind);
+    std::string body = spec.body;
+    size_t at = body.find("@KERNEL@");
+    body.replace(at, 8, kernel.name);
+    kernel.body = "// " + kernel.name + ": " + kernelComment + "\n" + body;
+    kernel.helpers = spec.helpers;
+    kernelIndex = static_cast<int64_t>(executable_.kernels.size());
+    executable_.kernels.push_back(std::move(kernel));
+    kernelByBody_[spec.body] = kernelIndex;
+  }
+  runtime::KernelLaunch launch;
+  launch.kernel = kernelIndex;
+  launch.grid = spec.grid;
+  launch.block = spec.block;
+  launch.sharedBytes = spec.sharedBytes;
+  launch.args = spec.args;
+  runtime::Step step;
+  step.kind = runtime::Step::Kind::Launch;
+  step.index = static_cast<int64_t>(executable_.launches.size());
+  step.label = label;
+  step.flops = flops;
+  step.bytes = bytes;
+  executable_.launches.push_back(std::move(launch));
+  executable_.steps.push_back(std::move(step));
+}
+
+void CodegenContext::addGemm(const runtime::GemmStep &gemm,
+                             const std::string &label, double flops,
+                             double bytes) {
+  runtime::Step step;
+  step.kind = runtime::Step::Kind::Gemm;
+  step.index = static_cast<int64_t>(executable_.gemms.size());
+  step.label = label;
+  step.flops = flops;
+  step.bytes = bytes;
+  executable_.gemms.push_back(gemm);
+  executable_.steps.push_back(std::move(step));
+}
+
+void CodegenContext::addFill(const runtime::FillStep &fill,
+                             const std::string &label) {
+  runtime::Step step;
+  step.kind = runtime::Step::Kind::Fill;
+  step.index = static_cast<int64_t>(executable_.fills.size());
+  step.label = label;
+  step.bytes = static_cast<double>(fill.bytes);
+  executable_.fills.push_back(fill);
+  executable_.steps.push_back(std::move(step));
+}
+
+void CodegenContext::addCopy(const runtime::CopyStep &copy,
+                             const std::string &label) {
+  runtime::Step step;
+  step.kind = runtime::Step::Kind::Copy;
+  step.index = static_cast<int64_t>(executable_.copies.size());
+  step.label = label;
+  step.bytes = 2.0 * static_cast<double>(copy.bytes);
+  executable_.copies.push_back(copy);
+  executable_.steps.push_back(std::move(step));
+}
+
+std::vector<InputBinding> CodegenContext::bindInputs(Operation *fusion,
+                                                     KernelParams &params) {
+  std::vector<InputBinding> bindings;
+  for (Value input : fusion->getOperands()) {
+    const ValueLocation &where = location(input);
+    InputBinding binding;
+    if (where.literal)
+      binding.literal = where.literal;
+    else
+      binding.param = params.add("in", dtypeOf(input), true, *where.buffer);
+    bindings.push_back(binding);
+  }
+  return bindings;
+}
+
+void CodegenContext::bindDenseConstants(const ScalarEmitter &emitter,
+                                        KernelParams &params) {
+  // The emitter calls them const0, const1, ...: declare them under those
+  // names, after the inputs and outputs.
+  for (auto [i, op] : llvm::enumerate(emitter.denseConstants())) {
+    Value result = op->getResult(0);
+    params.declarations.push_back("const " + storageType(dtypeOf(result)) +
+                                  " * __restrict__ const" + std::to_string(i));
+    params.args.push_back(constant(op));
+  }
+}
+
+std::string describeOp(Operation *op) {
+  std::vector<std::string> names, sources;
+  auto note = [&](Operation *inner) {
+    if (isa<YieldOp>(inner))
+      return;
+    std::string name = inner->getName().stripDialect().str();
+    if (!llvm::is_contained(names, name))
+      names.push_back(name);
+    std::string source = sourceLabel(inner->getLoc());
+    if (!source.empty() && !llvm::is_contained(sources, source))
+      sources.push_back(source);
+  };
+  std::string text;
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    text = stringifyFusionKind(fusion.getKind()).str() + ":";
+    for (Operation &inner : fusion.getBody().front())
+      note(&inner);
+  } else {
+    text = op->getName().stripDialect().str() + ":";
+    note(op);
+  }
+  for (auto [i, name] : llvm::enumerate(names))
+    text += (i ? ", " : " ") + name;
+  if (!sources.empty()) {
+    text += " (";
+    for (size_t i = 0; i < sources.size() && i < 3; ++i)
+      text += (i ? "; " : "") + sources[i];
+    if (sources.size() > 3)
+      text += "; ...";
+    text += ")";
+  }
+  return text;
+}
+
+std::pair<double, double> stepCost(Operation *op) {
+  FailureOr<::fuse::OpCost> cost = computeOpCost(op);
+  if (failed(cost))
+    return {0.0, 0.0};
+  return {static_cast<double>(cost->flops),
+          static_cast<double>(cost->bytesRead + cost->bytesWritten)};
+}
+
+std::string indexTypeFor(Operation *op) {
+  int64_t largest = 0;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (auto shaped = dyn_cast<ShapedType>(v.getType()))
+        largest = std::max(largest, shaped.getNumElements());
+    for (Value v : inner->getResults())
+      if (auto shaped = dyn_cast<ShapedType>(v.getType()))
+        largest = std::max(largest, shaped.getNumElements());
+  });
+  return largest < (int64_t(1) << 31) ? "int" : "long long";
+}
+
+} // namespace fuse::codegen

@@ -1,0 +1,118 @@
+//===- CodegenContext.h - State shared by the lowerings ---------*- C++ -*-===//
+//
+// The Executable under construction and what every lowering needs to add to
+// it: where each top-level value lives, the constant pool, the per-step
+// workspace, and kernels deduplicated by their text (a 12-layer model emits
+// each layer's kernels once).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_CODEGEN_CODEGENCONTEXT_H
+#define FUSE_LIB_CODEGEN_CODEGENCONTEXT_H
+
+#include "ScalarEmitter.h"
+
+#include "fuse/Runtime/Executable.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fuse::codegen {
+
+/// Where a top-level value is: a buffer, or a splat constant inlined into
+/// the kernels that read it.
+struct ValueLocation {
+  std::optional<runtime::BufferRef> buffer;
+  std::optional<std::string> literal;
+  /// The splat constant's op, when `literal` is set (fills and copies need
+  /// to know its value is zero).
+  mlir::Operation *splat = nullptr;
+};
+
+/// A kernel a template produced, before deduplication. `body` names the
+/// kernel `@KERNEL@`.
+struct KernelSpec {
+  /// Names the kernel: fuse_<kind>_<n>.
+  std::string kind;
+  std::string body;
+  std::vector<std::string> helpers;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<runtime::BufferRef> args;
+};
+
+/// Kernel parameters collected while a template runs.
+struct KernelParams {
+  std::vector<std::string> declarations;
+  std::vector<runtime::BufferRef> args;
+  std::string add(const std::string &prefix, DType dtype, bool isConst,
+                  const runtime::BufferRef &ref);
+};
+
+class CodegenContext {
+public:
+  runtime::Executable &executable() { return executable_; }
+
+  void setLocation(mlir::Value value, ValueLocation location);
+  const ValueLocation &location(mlir::Value value) const;
+  /// The buffer of a value that must be in memory (fails on splats).
+  runtime::BufferRef buffer(mlir::Value value) const;
+
+  /// A dense constant uploaded at load time (deduplicated per op).
+  runtime::BufferRef constant(mlir::Operation *constantOp);
+
+  /// Workspace bytes for the current step, 256-byte aligned; the workspace
+  /// is reused by every step, so its size is the largest step's need.
+  runtime::BufferRef workspace(int64_t bytes);
+  void beginStep() { workspaceUsed_ = 0; }
+
+  /// Adds a launch of `spec` (deduplicated kernel) as the next step.
+  void addLaunch(const KernelSpec &spec, const std::string &label,
+                 const std::string &kernelComment, double flops, double bytes);
+  void addGemm(const runtime::GemmStep &gemm, const std::string &label,
+               double flops, double bytes);
+  void addFill(const runtime::FillStep &fill, const std::string &label);
+  void addCopy(const runtime::CopyStep &copy, const std::string &label);
+
+  /// Bindings of a fusion's block arguments: literals for splat constants,
+  /// kernel parameters (`in0`, `in1`, ...) for the rest.
+  std::vector<InputBinding> bindInputs(mlir::Operation *fusion,
+                                       KernelParams &params);
+  /// Parameters for the dense constants the emitter met.
+  void bindDenseConstants(const ScalarEmitter &emitter, KernelParams &params);
+
+  /// Kernel name prefix per fusion kind, for readable plans.
+  std::string kernelName(const std::string &kind);
+
+private:
+  runtime::Executable executable_;
+  llvm::DenseMap<mlir::Value, ValueLocation> locations_;
+  llvm::DenseMap<mlir::Operation *, int64_t> constants_;
+  std::map<std::string, int64_t> kernelByBody_;
+  std::map<std::string, int> kindCounts_;
+  int64_t workspaceUsed_ = 0;
+};
+
+/// `extern "C" __global__ void @KERNEL@(params) {` with launch bounds.
+std::string kernelSignature(const KernelParams &params, int threadsPerBlock);
+
+/// "loop: cast, add, mul (model.py:34, model.py:35)": what a fusion or op
+/// computes and where it comes from, for plans and kernel comments.
+std::string describeOp(mlir::Operation *op);
+
+/// The cost model's FLOPs and bytes of a top-level op (0 where it has none).
+std::pair<double, double> stepCost(mlir::Operation *op);
+
+/// The C++ integer type for indices of a fusion: int when every tensor it
+/// touches has fewer than 2^31 elements.
+std::string indexTypeFor(mlir::Operation *op);
+
+} // namespace fuse::codegen
+
+#endif // FUSE_LIB_CODEGEN_CODEGENCONTEXT_H

@@ -1,0 +1,258 @@
+//===- GemmLowering.cpp - Matmuls and their epilogues to cuBLASLt ---------===//
+//
+// A gemm_epilogue fusion whose ops after the matmul are what cuBLASLt's
+// epilogue computes (casts of the result, a bias broadcast along rows, a
+// residual of the result's shape, then tanh-GELU or ReLU) becomes one
+// cuBLASLt call. Anything else runs the GEMM into the workspace (f32) and
+// the rest of the fusion as a loop kernel that reads it there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::fuse;
+using ::fuse::runtime::BufferRef;
+using ::fuse::runtime::GemmStep;
+
+namespace fuse::codegen {
+
+namespace {
+
+/// The GEMM of `matmul` in row-major terms (Executable.h), operands and
+/// result not yet placed.
+GemmStep gemmGeometry(MatmulOp matmul) {
+  std::vector<int64_t> lhs = shapeOf(matmul.getLhs());
+  std::vector<int64_t> rhs = shapeOf(matmul.getRhs());
+  bool transA = matmul.getTransposeLhs(), transB = matmul.getTransposeRhs();
+  size_t lr = lhs.size(), rr = rhs.size();
+  int64_t m = transA ? lhs[lr - 1] : lhs[lr - 2];
+  int64_t k = transA ? lhs[lr - 2] : lhs[lr - 1];
+  int64_t n = transB ? rhs[rr - 2] : rhs[rr - 1];
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < lr; ++d)
+    batch *= lhs[d];
+  GemmStep gemm;
+  gemm.abType = dtypeOf(matmul.getLhs());
+  gemm.transA = transA;
+  gemm.transB = transB;
+  gemm.k = k;
+  gemm.n = n;
+  gemm.lda = transA ? m : k;
+  gemm.ldb = transB ? k : n;
+  gemm.ldc = gemm.ldd = n;
+  if (rr == 2 && !transA) {
+    // A weight shared by every batch entry: one GEMM over all rows.
+    gemm.m = m * batch;
+    gemm.batch = 1;
+  } else {
+    gemm.m = m;
+    gemm.batch = batch;
+    gemm.strideA = m * k;
+    gemm.strideB = rr == 2 ? 0 : k * n;
+    gemm.strideC = gemm.strideD = m * n;
+  }
+  return gemm;
+}
+
+double gemmFlops(const GemmStep &gemm) {
+  return 2.0 * static_cast<double>(gemm.m) * gemm.n * gemm.k * gemm.batch;
+}
+
+/// Folds the ops after the matmul into `gemm` when cuBLASLt's epilogue can
+/// compute them; the fusion's only result must be the chain's end.
+bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
+                  GemmStep &gemm) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1)
+    return false;
+  auto outer = [&](Value blockArgument) {
+    return fusion.getOperand(cast<BlockArgument>(blockArgument).getArgNumber());
+  };
+  Value current = matmul.getResult();
+  DType dtype = dtypeOf(current);
+  bool activated = false;
+  for (Operation &op : body) {
+    if (&op == matmul.getOperation() || isa<YieldOp>(op))
+      continue;
+    if (isa<BroadcastInDimOp>(op))
+      continue; // checked where the add uses it
+    if (!current.hasOneUse() || *current.getUsers().begin() != &op)
+      return false;
+    if (auto castOp = dyn_cast<CastOp>(op)) {
+      if (!isFloat(dtypeOf(castOp.getResult())))
+        return false;
+      dtype = dtypeOf(castOp.getResult());
+    } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (shapeOf(reshape.getResult()).back() != gemm.n)
+        return false;
+    } else if (auto add = dyn_cast<AddOp>(op)) {
+      if (activated)
+        return false;
+      Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      if (dtypeOf(other) != dtype)
+        return false;
+      auto broadcast = other.getDefiningOp<BroadcastInDimOp>();
+      if (broadcast && isa<BlockArgument>(broadcast.getOperand()) &&
+          shapeOf(broadcast.getOperand()) == std::vector<int64_t>{gemm.n} &&
+          broadcast.getDims().back() ==
+              static_cast<int64_t>(shapeOf(broadcast.getResult()).size()) - 1 &&
+          !gemm.hasBias()) {
+        const ValueLocation &where = context.location(outer(broadcast.getOperand()));
+        if (!where.buffer)
+          return false;
+        gemm.epilogue = GemmStep::Epilogue::Bias;
+        gemm.bias = *where.buffer;
+        gemm.biasType = dtype;
+      } else if (isa<BlockArgument>(other) && !gemm.hasC() &&
+                 numElements(shapeOf(other)) == gemm.m * gemm.n * gemm.batch) {
+        const ValueLocation &where = context.location(outer(other));
+        if (!where.buffer)
+          return false;
+        gemm.beta = 1.0f;
+        gemm.c = *where.buffer;
+      } else {
+        return false;
+      }
+    } else if (auto gelu = dyn_cast<GeluOp>(op)) {
+      if (activated || gelu.getApproximate() != GeluApproximation::Tanh)
+        return false;
+      activated = true;
+      gemm.epilogue = gemm.hasBias() ? GemmStep::Epilogue::GeluBias
+                                     : GemmStep::Epilogue::Gelu;
+    } else if (auto relu = dyn_cast<ReluOp>(op)) {
+      if (activated)
+        return false;
+      activated = true;
+      gemm.epilogue = gemm.hasBias() ? GemmStep::Epilogue::ReluBias
+                                     : GemmStep::Epilogue::Relu;
+    } else {
+      return false;
+    }
+    current = op.getResult(0);
+  }
+  if (yield.getOperand(0) != current)
+    return false;
+  // cuBLASLt's C and D share a type; so do the bias and D here.
+  gemm.cdType = dtype;
+  return true;
+}
+
+LogicalResult placeOperands(MatmulOp matmul, CodegenContext &context,
+                            llvm::function_ref<Value(Value)> outer,
+                            GemmStep &gemm) {
+  const ValueLocation &a = context.location(outer(matmul.getLhs()));
+  const ValueLocation &b = context.location(outer(matmul.getRhs()));
+  if (!a.buffer || !b.buffer)
+    return matmul.emitError() << "a matmul operand is a splat constant; "
+                                 "fold it before code generation";
+  gemm.a = *a.buffer;
+  gemm.b = *b.buffer;
+  return success();
+}
+
+/// A kernel that converts `count` elements at `source` from `from` to `to`
+/// into a new workspace buffer, which it returns.
+BufferRef addCastKernel(CodegenContext &context, const BufferRef &source,
+                        DType from, DType to, int64_t count,
+                        const std::string &label) {
+  BufferRef target =
+      context.workspace(count * static_cast<int64_t>(dtypeSize(to)));
+  KernelParams params;
+  std::string in = params.add("in", from, true, source);
+  std::string out = params.add("out", to, false, target);
+  CodeBuffer code;
+  code.line("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < " +
+            std::to_string(count) + "; i += (long long)gridDim.x * blockDim.x)");
+  code.indent();
+  code.line(storeStatement(out, to, "i",
+                           ScalarEmitter::convert(from, to, ScalarEmitter::fromStorage(from, in + "[i]"))));
+  KernelSpec spec;
+  spec.kind = "cast";
+  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
+  spec.helpers = {"common.cuh"};
+  spec.grid = {static_cast<uint32_t>(std::min<int64_t>((count + 255) / 256, 1024)), 1, 1};
+  spec.block = {256, 1, 1};
+  spec.args = params.args;
+  context.addLaunch(spec, label, label, 0.0,
+                    static_cast<double>(count) * (dtypeSize(from) + dtypeSize(to)));
+  return target;
+}
+
+} // namespace
+
+LogicalResult lowerMatmul(MatmulOp matmul, CodegenContext &context) {
+  GemmStep gemm = gemmGeometry(matmul);
+  gemm.cdType = dtypeOf(matmul.getResult());
+  if (failed(placeOperands(matmul, context, [](Value v) { return v; }, gemm)))
+    return failure();
+  gemm.d = context.buffer(matmul.getResult());
+  auto [flops, bytes] = stepCost(matmul);
+  context.addGemm(gemm, describeOp(matmul), flops, bytes);
+  return success();
+}
+
+LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) {
+  Block &body = fusion.getBody().front();
+  SmallVector<MatmulOp> matmuls;
+  body.walk([&](MatmulOp matmul) { matmuls.push_back(matmul); });
+  if (matmuls.size() != 1)
+    return fusion.emitError() << "gemm_epilogue fusion with "
+                              << matmuls.size() << " matmuls (one expected)";
+  MatmulOp matmul = matmuls.front();
+  for (Value operand : matmul->getOperands())
+    if (!isa<BlockArgument>(operand))
+      return matmul.emitError() << "the CUDA code generator needs a "
+                                   "gemm_epilogue's matmul operands to be fusion inputs";
+  auto outer = [&](Value v) {
+    return fusion.getOperand(cast<BlockArgument>(v).getArgNumber());
+  };
+  GemmStep gemm = gemmGeometry(matmul);
+  if (failed(placeOperands(matmul, context, outer, gemm)))
+    return failure();
+  auto [flops, bytes] = stepCost(fusion);
+
+  GemmStep folded = gemm;
+  if (foldEpilogue(fusion, matmul, context, folded)) {
+    folded.d = context.buffer(fusion.getResult(0));
+    // cuBLASLt wants a bf16/f16 bias for a bf16/f16 result: round the f32
+    // bias once into the workspace (n elements) and fold that.
+    if (folded.hasBias() && folded.biasType != folded.cdType) {
+      folded.bias = addCastKernel(context, folded.bias, folded.biasType,
+                                  folded.cdType, folded.n,
+                                  "bias cast of " + describeOp(fusion));
+      folded.biasType = folded.cdType;
+    }
+    context.addGemm(folded, describeOp(fusion), flops, bytes);
+    return success();
+  }
+
+  // The GEMM into the workspace in f32, the rest as a loop kernel.
+  gemm.cdType = DType::F32;
+  int64_t elements = gemm.m * gemm.n * gemm.batch;
+  gemm.d = context.workspace(elements * 4);
+  context.addGemm(gemm, "gemm of " + describeOp(fusion), gemmFlops(gemm),
+                  bytes);
+  Value product = matmul.getResult();
+  BufferRef workspace = gemm.d;
+  return lowerLoopFusion(
+      fusion, context, [&](ScalarEmitter &emitter, KernelParams &params) {
+        std::string name = params.add("gemm", DType::F32, true, workspace);
+        std::vector<int64_t> shape = shapeOf(product);
+        DType dtype = dtypeOf(product);
+        emitter.setOverride(
+            [&emitter, name, shape, dtype, product](
+                Value value, const Index &index) -> std::optional<std::string> {
+              if (value != product)
+                return std::nullopt;
+              // The matmul's result rounded to its type, as the graph has it.
+              std::string linear = emitter.linearize(shape, index);
+              return "(" + ScalarEmitter::roundTo(dtype, name + "[" + linear + "]") + ")";
+            });
+      });
+}
+
+} // namespace fuse::codegen

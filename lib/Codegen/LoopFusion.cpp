@@ -1,0 +1,184 @@
+//===- LoopFusion.cpp - The loop (elementwise) kernel template ------------===//
+
+#include "Lowerings.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::fuse;
+
+namespace fuse::codegen {
+
+std::vector<std::string> bindOutputs(Operation *fusion, CodegenContext &context,
+                                     KernelParams &params) {
+  std::vector<std::string> names;
+  for (Value result : fusion->getResults())
+    names.push_back(
+        params.add("out", dtypeOf(result), false, context.buffer(result)));
+  return names;
+}
+
+std::string storeStatement(const std::string &pointer, DType dtype,
+                           const std::string &linear, const std::string &value) {
+  return pointer + "[" + linear + "] = " +
+         ScalarEmitter::toStorage(dtype, value) + ";";
+}
+
+namespace {
+
+constexpr int kLoopBlock = 256;
+// Enough blocks to fill an H100/H200 (132 SMs x 8 resident blocks of 256
+// threads) twice; the grid-stride loop covers the rest.
+constexpr int64_t kLoopMaxBlocks = 2112;
+
+/// Elements per thread: one 16-byte access of the widest output.
+int64_t vectorWidth(FusionOp fusion, int64_t total) {
+  size_t widest = 1;
+  for (Value result : fusion.getResults())
+    widest = std::max(widest, dtypeSize(dtypeOf(result)));
+  int64_t width = static_cast<int64_t>(16 / widest);
+  return total % width == 0 ? width : 1;
+}
+
+} // namespace
+
+LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
+                              const LoopKernelSetup &setup) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  int64_t total = numElements(shapeOf(fusion.getResult(0)));
+  for (Value result : fusion.getResults())
+    if (numElements(shapeOf(result)) != total)
+      return fusion.emitError()
+             << "loop fusion with outputs of different element counts ("
+             << total << " and " << numElements(shapeOf(result))
+             << "): the loop template needs one iteration space";
+
+  KernelParams params;
+  std::string indexType = indexTypeFor(fusion);
+  std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
+  std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+  // An input planned in place under an output (its last read) is read
+  // through the coherent path and without __restrict__.
+  std::set<unsigned> aliased;
+  for (unsigned i = 0; i < fusion->getNumOperands(); ++i) {
+    if (inputs[i].param.empty())
+      continue;
+    auto param = llvm::find_if(params.declarations, [&](const std::string &d) {
+      return d.size() > inputs[i].param.size() &&
+             d.compare(d.size() - inputs[i].param.size(), std::string::npos,
+                       inputs[i].param) == 0;
+    });
+    size_t index = param - params.declarations.begin();
+    for (Value result : fusion.getResults())
+      if (context.buffer(result) == params.args[index]) {
+        aliased.insert(i);
+        *param = "const " + storageType(dtypeOf(fusion.getOperand(i))) + " *" +
+                 inputs[i].param;
+      }
+  }
+  ScalarEmitter emitter(body, inputs, indexType);
+  if (setup)
+    setup(emitter, params);
+  int64_t width = vectorWidth(fusion, total);
+
+  // Inputs read at the element's own position are loaded as vectors once per
+  // thread; the hook hands element e of that vector to the emitter.
+  std::map<unsigned, std::string> vectorOf;
+  std::vector<std::string> elementNames;
+  for (int64_t e = 0; e < width; ++e)
+    elementNames.push_back("pe" + std::to_string(e));
+  if (width > 1)
+    emitter.setLoadHook([&](unsigned argument,
+                            const std::string &linear) -> std::optional<std::string> {
+      auto element = llvm::find(elementNames, linear);
+      if (element == elementNames.end() || inputs[argument].param.empty())
+        return std::nullopt;
+      Value input = body.getArgument(argument);
+      if (numElements(shapeOf(input)) != total)
+        return std::nullopt;
+      int64_t e = element - elementNames.begin();
+      int64_t perChunk =
+          std::min<int64_t>(width, 16 / static_cast<int64_t>(dtypeSize(dtypeOf(input))));
+      std::string name = "vin" + std::to_string(argument) + "_" +
+                         std::to_string(e / perChunk);
+      vectorOf[argument] = "";
+      return name + ".v[" + std::to_string(e % perChunk) + "]";
+    });
+
+  CodeBuffer elements;
+  elements.setDepth(2);
+  emitter.setCode(elements);
+  std::vector<std::vector<std::string>> stored(outputs.size());
+  for (int64_t e = 0; e < width; ++e) {
+    emitter.pushScope();
+    emitter.code().line("const " + indexType + " " + elementNames[e] + " = p + " +
+                        std::to_string(e) + ";");
+    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
+      Index index = emitter.unflatten(shapeOf(fusion.getResult(k)), elementNames[e]);
+      stored[k].push_back(emitter.emit(value, index));
+    }
+    emitter.popScope();
+  }
+  if (emitter.failed())
+    return failure();
+  context.bindDenseConstants(emitter, params);
+
+  CodeBuffer code;
+  code.line("using idx_t = " + indexType + ";");
+  code.line("const idx_t vectors = " + std::to_string(total / width) + ";");
+  code.line("for (idx_t q = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; q < vectors;"
+            " q += (idx_t)gridDim.x * blockDim.x) {");
+  code.indent();
+  code.line("const idx_t p = q * " + std::to_string(width) + ";");
+  for (auto &entry : vectorOf) {
+    unsigned argument = entry.first;
+    DType dtype = dtypeOf(body.getArgument(argument));
+    int64_t perChunk =
+        std::min<int64_t>(width, 16 / static_cast<int64_t>(dtypeSize(dtype)));
+    for (int64_t chunk = 0; chunk < width / perChunk; ++chunk)
+      code.line("const fuse::Vec<" + storageType(dtype) + ", " +
+                std::to_string(perChunk) + "> vin" + std::to_string(argument) +
+                "_" + std::to_string(chunk) + " = fuse::loadVec<" +
+                storageType(dtype) + ", " + std::to_string(perChunk) + ">(" +
+                inputs[argument].param + " + p + " +
+                std::to_string(chunk * perChunk) + ");");
+  }
+  code.append(elements);
+  for (auto [k, name] : llvm::enumerate(outputs)) {
+    DType dtype = dtypeOf(fusion.getResult(k));
+    if (width == 1) {
+      code.line(storeStatement(name, dtype, "p", stored[k][0]));
+      continue;
+    }
+    std::string vec = "fuse::Vec<" + storageType(dtype) + ", " +
+                      std::to_string(width) + ">";
+    std::string var = "vout" + std::to_string(k);
+    code.line(vec + " " + var + ";");
+    for (int64_t e = 0; e < width; ++e)
+      code.line(var + ".v[" + std::to_string(e) + "] = " +
+                ScalarEmitter::toStorage(dtype, stored[k][e]) + ";");
+    code.line("fuse::storeVec<" + storageType(dtype) + ", " +
+              std::to_string(width) + ">(" + name + " + p, " + var + ");");
+  }
+  code.dedent();
+  code.line("}");
+
+  KernelSpec spec;
+  spec.kind = stringifyFusionKind(fusion.getKind()).str();
+  spec.body = kernelSignature(params, kLoopBlock) + code.text() + "}\n";
+  spec.helpers = emitter.helpers();
+  if (width > 1)
+    spec.helpers.push_back("vector_io.cuh");
+  int64_t blocks = (total / width + kLoopBlock - 1) / kLoopBlock;
+  spec.grid = {static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, kLoopMaxBlocks))), 1, 1};
+  spec.block = {kLoopBlock, 1, 1};
+  spec.args = params.args;
+  auto [flops, bytes] = stepCost(fusion);
+  context.addLaunch(spec, describeOp(fusion), describeOp(fusion), flops, bytes);
+  return success();
+}
+
+} // namespace fuse::codegen

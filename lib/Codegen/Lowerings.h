@@ -1,0 +1,75 @@
+//===- Lowerings.h - From fusions and ops to executable steps ---*- C++ -*-===//
+//
+// One function per kind of top-level op. Each appends its steps (launches,
+// GEMMs, fills, copies) to the context in order, or reports an error on the
+// op and fails.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_CODEGEN_LOWERINGS_H
+#define FUSE_LIB_CODEGEN_LOWERINGS_H
+
+#include "CodegenContext.h"
+
+#include "fuse/Dialect/Fuse/IR/FuseOps.h"
+
+#include <functional>
+
+namespace fuse::codegen {
+
+/// Extra parameters and value overrides a caller adds to a loop kernel (the
+/// GEMM epilogue reads the matmul's result from the workspace).
+using LoopKernelSetup = std::function<void(ScalarEmitter &, KernelParams &)>;
+
+/// Elementwise fusions: each thread computes VEC consecutive elements of
+/// every output (16-byte vector loads and stores where the access is
+/// contiguous), grid-stride.
+mlir::LogicalResult lowerLoopFusion(mlir::fuse::FusionOp fusion,
+                                    CodegenContext &context,
+                                    const LoopKernelSetup &setup = {});
+/// Reductions over the trailing dimensions (norms, softmax, cross entropy):
+/// a warp or a block per row, the row kept in registers when it fits.
+mlir::LogicalResult lowerRowReductionFusion(mlir::fuse::FusionOp fusion,
+                                            CodegenContext &context);
+/// Reductions over the leading dimensions (bias and norm-weight
+/// gradients): tiled, split over rows with atomics when columns are few.
+mlir::LogicalResult lowerColumnReductionFusion(mlir::fuse::FusionOp fusion,
+                                               CodegenContext &context);
+/// A matmul and its epilogue: cuBLASLt with the epilogue folded in where it
+/// has one, else the GEMM into the workspace and a loop kernel after it.
+mlir::LogicalResult lowerGemmEpilogueFusion(mlir::fuse::FusionOp fusion,
+                                            CodegenContext &context);
+mlir::LogicalResult lowerMatmul(mlir::fuse::MatmulOp matmul,
+                                CodegenContext &context);
+/// Attention forward and backward as batched GEMMs around softmax kernels.
+mlir::LogicalResult lowerAttentionFusion(mlir::fuse::FusionOp fusion,
+                                         CodegenContext &context);
+mlir::LogicalResult lowerScatterAdd(mlir::fuse::ScatterAddOp scatter,
+                                    CodegenContext &context);
+
+/// A reduction seen as `kept` independent reductions of `reduced` elements.
+struct ReductionShape {
+  int64_t kept = 1;
+  int64_t reduced = 1;
+};
+/// Checks that `reduce` reduces the trailing (row) or leading (column)
+/// dimensions of its operand, reporting an error on it otherwise.
+mlir::FailureOr<ReductionShape> reductionShape(mlir::fuse::ReduceOp reduce,
+                                               bool trailing);
+std::string reductionInit(mlir::fuse::ReduceKind kind);
+std::string reductionCombine(mlir::fuse::ReduceKind kind, const std::string &a,
+                             const std::string &b);
+/// "Sum", "Max" or "Min": the suffix of the kernels/reductions.cuh helper.
+std::string reductionSuffix(mlir::fuse::ReduceKind kind);
+
+/// The parameters of a fusion's outputs (`out<N>`), after its inputs.
+std::vector<std::string> bindOutputs(mlir::Operation *fusion,
+                                     CodegenContext &context,
+                                     KernelParams &params);
+/// `pointer[linear] = value` converted to the storage of `dtype`.
+std::string storeStatement(const std::string &pointer, DType dtype,
+                           const std::string &linear, const std::string &value);
+
+} // namespace fuse::codegen
+
+#endif // FUSE_LIB_CODEGEN_LOWERINGS_H

@@ -1,0 +1,55 @@
+//===- CudaGraph.h - One step captured as a CUDA Graph ----------*- C++ -*-===//
+//
+// A step is hundreds of small launches; replaying them as one graph removes
+// the CPU launch cost. The graph bakes in every pointer, so it belongs to one
+// set of input/output pointers: a new set is captured again and applied with
+// cudaGraphExecUpdate (cheap: same topology, new parameters), falling back to
+// a fresh instantiation when the update is refused. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_RUNTIME_CUDAGRAPH_H
+#define FUSE_LIB_RUNTIME_CUDAGRAPH_H
+
+#include "fuse/Runtime/Status.h"
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <vector>
+
+namespace fuse::runtime::detail {
+
+class StepGraph {
+public:
+  StepGraph() = default;
+  StepGraph(const StepGraph &) = delete;
+  StepGraph &operator=(const StepGraph &) = delete;
+  ~StepGraph();
+
+  /// Whether the graph holds exactly these pointers.
+  bool matches(const std::vector<void *> &inputs,
+               const std::vector<void *> &outputs) const {
+    return exec_ && inputs == inputs_ && outputs == outputs_;
+  }
+
+  /// Captures what `enqueue` puts on the stream it is given (our private
+  /// `captureStream`, never the caller's: capturing the legacy default
+  /// stream is not allowed, and a private stream keeps other work out of the
+  /// graph) and makes it the graph to launch.
+  Status capture(cudaStream_t captureStream,
+                 const std::function<Status(cudaStream_t)> &enqueue,
+                 const std::vector<void *> &inputs,
+                 const std::vector<void *> &outputs);
+
+  /// Enqueues the graph on `stream` (any stream, the legacy one included).
+  Status launch(cudaStream_t stream, const std::string &what);
+
+private:
+  cudaGraphExec_t exec_ = nullptr;
+  std::vector<void *> inputs_, outputs_;
+};
+
+} // namespace fuse::runtime::detail
+
+#endif // FUSE_LIB_RUNTIME_CUDAGRAPH_H

@@ -1,0 +1,320 @@
+//===- Executable.cpp - TensorSpec helpers and the Executable's invariants ===//
+//
+// validateExecutable is the one place that knows what a well-formed
+// Executable is. Both ways in (deserialization and Executor::create for
+// executables built in memory by the code generator) go through it, so the
+// executor can index and offset without further checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Runtime/Executable.h"
+
+#include <cctype>
+#include <limits>
+#include <set>
+
+namespace fuse::runtime {
+
+int64_t TensorSpec::numElements() const {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  return count;
+}
+
+int64_t TensorSpec::bytes() const {
+  return numElements() * static_cast<int64_t>(dtypeSize(dtype));
+}
+
+const char *bufferKindName(BufferRef::Kind kind) {
+  switch (kind) {
+  case BufferRef::Kind::Arena: return "arena";
+  case BufferRef::Kind::Workspace: return "workspace";
+  case BufferRef::Kind::Input: return "input";
+  case BufferRef::Kind::Output: return "output";
+  case BufferRef::Kind::Constant: return "constant";
+  }
+  return "?";
+}
+
+const char *stepKindName(Step::Kind kind) {
+  switch (kind) {
+  case Step::Kind::Launch: return "launch";
+  case Step::Kind::Gemm: return "gemm";
+  case Step::Kind::Fill: return "fill";
+  case Step::Kind::Copy: return "copy";
+  }
+  return "?";
+}
+
+const char *epilogueName(GemmStep::Epilogue epilogue) {
+  switch (epilogue) {
+  case GemmStep::Epilogue::None: return "none";
+  case GemmStep::Epilogue::Bias: return "bias";
+  case GemmStep::Epilogue::Relu: return "relu";
+  case GemmStep::Epilogue::ReluBias: return "relu_bias";
+  case GemmStep::Epilogue::Gelu: return "gelu";
+  case GemmStep::Epilogue::GeluBias: return "gelu_bias";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Collects the first problem found; every check below returns early once
+/// one is recorded, so the message names exactly one thing.
+class Validator {
+public:
+  Validator(const Executable &exe, const std::string &origin)
+      : exe(exe), origin(origin) {}
+
+  Status run();
+
+private:
+  bool fail(const std::string &what) {
+    if (message.empty())
+      message = origin + ": " + what;
+    return false;
+  }
+
+  /// Size in bytes of the region `ref` points into, or -1 (after failing)
+  /// when its index is out of range.
+  int64_t regionBytes(const BufferRef &ref, const std::string &where);
+  /// `ref` must start inside its region and leave `bytes` bytes after it.
+  bool checkRef(const BufferRef &ref, int64_t bytes, const std::string &where);
+  bool checkSpec(const TensorSpec &spec, const std::string &where);
+  bool checkKernels();
+  bool checkLaunch(size_t index);
+  bool checkGemm(size_t index);
+  bool checkSteps();
+
+  const Executable &exe;
+  const std::string &origin;
+  std::string message;
+};
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+bool isIdentifier(const std::string &name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
+}
+
+int64_t Validator::regionBytes(const BufferRef &ref, const std::string &where) {
+  auto outOfRange = [&](const char *what, size_t count) {
+    fail(where + " refers to " + what + " " + str(ref.index) + " but there " +
+         (count == 1 ? "is " : "are ") + std::to_string(count));
+    return int64_t(-1);
+  };
+  switch (ref.kind) {
+  case BufferRef::Kind::Arena:
+    return exe.arenaBytes;
+  case BufferRef::Kind::Workspace:
+    return exe.workspaceBytes;
+  case BufferRef::Kind::Input:
+    if (ref.index < 0 || ref.index >= (int64_t)exe.inputs.size())
+      return outOfRange("input", exe.inputs.size());
+    return exe.inputs[ref.index].bytes();
+  case BufferRef::Kind::Output:
+    if (ref.index < 0 || ref.index >= (int64_t)exe.outputs.size())
+      return outOfRange("output", exe.outputs.size());
+    return exe.outputs[ref.index].bytes();
+  case BufferRef::Kind::Constant:
+    if (ref.index < 0 || ref.index >= (int64_t)exe.constants.size())
+      return outOfRange("constant", exe.constants.size());
+    return exe.constants[ref.index].spec.bytes();
+  }
+  fail(where + " has an unknown buffer kind");
+  return -1;
+}
+
+bool Validator::checkRef(const BufferRef &ref, int64_t bytes,
+                         const std::string &where) {
+  int64_t region = regionBytes(ref, where);
+  if (region < 0)
+    return false;
+  if (ref.offset < 0 || bytes < 0 || ref.offset > region ||
+      bytes > region - ref.offset)
+    return fail(where + " covers bytes [" + str(ref.offset) + ", " +
+                str(ref.offset + bytes) + ") of " + bufferKindName(ref.kind) +
+                (ref.kind == BufferRef::Kind::Arena ||
+                         ref.kind == BufferRef::Kind::Workspace
+                     ? std::string()
+                     : " " + str(ref.index)) +
+                ", which has " + str(region) + " bytes");
+  return true;
+}
+
+bool Validator::checkSpec(const TensorSpec &spec, const std::string &where) {
+  for (int64_t dim : spec.shape)
+    if (dim < 0)
+      return fail(where + " '" + spec.name + "' has a negative dimension");
+  return true;
+}
+
+bool Validator::checkKernels() {
+  std::set<std::string> helpers;
+  for (const auto &[name, text] : exe.helperSources)
+    if (!helpers.insert(name).second)
+      return fail("helper '" + name + "' appears twice in helperSources");
+  std::set<std::string> names;
+  for (size_t i = 0; i < exe.kernels.size(); ++i) {
+    const Kernel &kernel = exe.kernels[i];
+    std::string where = "kernel " + std::to_string(i) + " '" + kernel.name + "'";
+    if (!isIdentifier(kernel.name))
+      return fail(where + ": the name is not a C identifier");
+    if (!names.insert(kernel.name).second)
+      return fail(where + ": another kernel has the same name");
+    for (const std::string &helper : kernel.helpers)
+      if (!helpers.count(helper))
+        return fail(where + " uses helper '" + helper +
+                    "', which is not in helperSources");
+  }
+  return true;
+}
+
+bool Validator::checkLaunch(size_t index) {
+  const KernelLaunch &launch = exe.launches[index];
+  std::string where = "launch " + std::to_string(index);
+  if (launch.kernel < 0 || launch.kernel >= (int64_t)exe.kernels.size())
+    return fail(where + " names kernel " + str(launch.kernel) + " but there " +
+                (exe.kernels.size() == 1 ? "is " : "are ") +
+                std::to_string(exe.kernels.size()));
+  where += " (" + exe.kernels[launch.kernel].name + ")";
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (launch.grid[d] == 0 || launch.block[d] == 0)
+      return fail(where + " has an empty grid or block");
+    threads *= launch.block[d];
+  }
+  if (threads > 1024)
+    return fail(where + " has " + std::to_string(threads) +
+                " threads per block (at most 1024)");
+  for (size_t a = 0; a < launch.args.size(); ++a)
+    if (!checkRef(launch.args[a], 0, where + " argument " + std::to_string(a)))
+      return false;
+  return true;
+}
+
+bool isGemmFloat(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+}
+
+bool Validator::checkGemm(size_t index) {
+  const GemmStep &g = exe.gemms[index];
+  std::string where = "gemm " + std::to_string(index);
+  if (g.m < 1 || g.n < 1 || g.k < 1 || g.batch < 1 ||
+      g.batch > std::numeric_limits<int32_t>::max())
+    return fail(where + " has shape m=" + str(g.m) + " n=" + str(g.n) +
+                " k=" + str(g.k) + " batch=" + str(g.batch) +
+                " (each must be at least 1)");
+  // The combinations cuBLASLt runs with f32 accumulation.
+  bool typesOk = (g.abType == DType::F32 && g.cdType == DType::F32) ||
+                 ((g.abType == DType::BF16 || g.abType == DType::F16) &&
+                  (g.cdType == g.abType || g.cdType == DType::F32));
+  if (!typesOk)
+    return fail(where + " multiplies " + dtypeName(g.abType) + " into " +
+                dtypeName(g.cdType) +
+                ", which cuBLASLt does not support (f32 -> f32, bf16/f16 -> "
+                "same or f32)");
+  if (g.hasBias() && !isGemmFloat(g.biasType))
+    return fail(where + " has a " + dtypeName(g.biasType) + " bias");
+
+  auto checkMatrix = [&](const char *name, const BufferRef &ref, DType dtype,
+                         int64_t rows, int64_t cols, int64_t ld,
+                         int64_t stride) {
+    std::string w = where + " " + name;
+    if (ld < cols)
+      return fail(w + ": leading dimension " + str(ld) + " < " + str(cols) +
+                  " columns (row-major " + str(rows) + "x" + str(cols) + ")");
+    if (stride < 0)
+      return fail(w + ": negative batch stride");
+    int64_t elements = (g.batch - 1) * stride + (rows - 1) * ld + cols;
+    return checkRef(ref, elements * (int64_t)dtypeSize(dtype), w);
+  };
+  if (!checkMatrix("A", g.a, g.abType, g.transA ? g.k : g.m,
+                   g.transA ? g.m : g.k, g.lda, g.strideA) ||
+      !checkMatrix("B", g.b, g.abType, g.transB ? g.n : g.k,
+                   g.transB ? g.k : g.n, g.ldb, g.strideB) ||
+      !checkMatrix("D", g.d, g.cdType, g.m, g.n, g.ldd, g.strideD))
+    return false;
+  if (g.batch > 1 && g.strideD == 0)
+    return fail(where + " D: batch " + str(g.batch) +
+                " with stride 0 would write every entry to the same matrix");
+  if (g.hasC() &&
+      !checkMatrix("C", g.c, g.cdType, g.m, g.n, g.ldc, g.strideC))
+    return false;
+  if (g.hasBias() &&
+      !checkRef(g.bias, g.n * (int64_t)dtypeSize(g.biasType), where + " bias"))
+    return false;
+  return true;
+}
+
+bool Validator::checkSteps() {
+  for (size_t i = 0; i < exe.steps.size(); ++i) {
+    const Step &step = exe.steps[i];
+    size_t count = 0;
+    switch (step.kind) {
+    case Step::Kind::Launch: count = exe.launches.size(); break;
+    case Step::Kind::Gemm: count = exe.gemms.size(); break;
+    case Step::Kind::Fill: count = exe.fills.size(); break;
+    case Step::Kind::Copy: count = exe.copies.size(); break;
+    }
+    if (step.index < 0 || step.index >= (int64_t)count)
+      return fail("step " + std::to_string(i) + " (" + stepKindName(step.kind) +
+                  ") refers to " + stepKindName(step.kind) + " " +
+                  str(step.index) + " but there " +
+                  (count == 1 ? "is " : "are ") + std::to_string(count));
+  }
+  return true;
+}
+
+Status Validator::run() {
+  if (exe.arenaBytes < 0 || exe.workspaceBytes < 0)
+    fail("negative arena or workspace size");
+  for (size_t i = 0; message.empty() && i < exe.inputs.size(); ++i)
+    checkSpec(exe.inputs[i], "input " + std::to_string(i));
+  for (size_t i = 0; message.empty() && i < exe.outputs.size(); ++i)
+    checkSpec(exe.outputs[i], "output " + std::to_string(i));
+  for (size_t i = 0; message.empty() && i < exe.constants.size(); ++i) {
+    const ConstantData &constant = exe.constants[i];
+    std::string where = "constant " + std::to_string(i);
+    if (checkSpec(constant.spec, where) &&
+        (int64_t)constant.bytes.size() != constant.spec.bytes())
+      fail(where + " '" + constant.spec.name + "' (" +
+           typeString(constant.spec.dtype, constant.spec.shape) + ") has " +
+           std::to_string(constant.bytes.size()) + " bytes of data, expected " +
+           str(constant.spec.bytes()));
+  }
+  if (message.empty())
+    checkKernels();
+  for (size_t i = 0; message.empty() && i < exe.launches.size(); ++i)
+    checkLaunch(i);
+  for (size_t i = 0; message.empty() && i < exe.gemms.size(); ++i)
+    checkGemm(i);
+  for (size_t i = 0; message.empty() && i < exe.fills.size(); ++i)
+    checkRef(exe.fills[i].dst, exe.fills[i].bytes,
+             "fill " + std::to_string(i));
+  for (size_t i = 0; message.empty() && i < exe.copies.size(); ++i) {
+    const CopyStep &copy = exe.copies[i];
+    std::string where = "copy " + std::to_string(i);
+    if (checkRef(copy.src, copy.bytes, where + " source"))
+      checkRef(copy.dst, copy.bytes, where + " destination");
+  }
+  if (message.empty())
+    checkSteps();
+  return message.empty() ? Status::success() : Status::failure(message);
+}
+
+} // namespace
+
+Status validateExecutable(const Executable &executable,
+                          const std::string &origin) {
+  return Validator(executable, origin).run();
+}
+
+} // namespace fuse::runtime

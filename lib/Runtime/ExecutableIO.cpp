@@ -1,0 +1,324 @@
+//===- ExecutableIO.cpp - The Executable file format ----------------------===//
+//
+// Layout (all integers little-endian, strings and vectors prefixed by a u64
+// length):
+//
+//   "FUSEEXE\0"  u32 version
+//   entry arch inputs outputs constants arenaBytes workspaceBytes
+//   kernels launches gemms fills copies steps helperSources
+//
+// in exactly the order of the fields of Executable; enums are one byte,
+// floats their bit pattern. Bump kFormatVersion whenever anything here
+// changes: an old file is then refused with a message instead of misread.
+// Reading checks every enum value, then validateExecutable checks indices and
+// extents, so what comes out is safe to run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Runtime/ExecutableIO.h"
+
+#include "ByteStream.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace fuse::runtime {
+
+using detail::ByteReader;
+using detail::ByteWriter;
+
+namespace {
+
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
+constexpr uint32_t kFormatVersion = 1;
+
+//===-------------------------------- Writing -----------------------------===//
+
+void writeSpec(ByteWriter &w, const TensorSpec &spec) {
+  w.str(spec.name);
+  w.u8(static_cast<uint8_t>(spec.dtype));
+  w.u64(spec.shape.size());
+  for (int64_t dim : spec.shape)
+    w.i64(dim);
+}
+
+void writeRef(ByteWriter &w, const BufferRef &ref) {
+  w.u8(static_cast<uint8_t>(ref.kind));
+  w.i64(ref.index);
+  w.i64(ref.offset);
+}
+
+void writeGemm(ByteWriter &w, const GemmStep &g) {
+  w.u8(static_cast<uint8_t>(g.abType));
+  w.u8(static_cast<uint8_t>(g.cdType));
+  w.u8(g.transA);
+  w.u8(g.transB);
+  for (int64_t v : {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.ldd,
+                    g.strideA, g.strideB, g.strideC, g.strideD})
+    w.i64(v);
+  w.f32(g.alpha);
+  w.f32(g.beta);
+  w.u8(static_cast<uint8_t>(g.epilogue));
+  w.u8(static_cast<uint8_t>(g.biasType));
+  for (const BufferRef *ref : {&g.a, &g.b, &g.c, &g.d, &g.bias})
+    writeRef(w, *ref);
+}
+
+//===-------------------------------- Reading -----------------------------===//
+
+/// Reads an enum stored as one byte, refusing values past `last`.
+template <typename Enum>
+Enum readEnum(ByteReader &r, const char *field, Enum last) {
+  uint8_t value = r.u8(field);
+  if (r.ok() && value > static_cast<uint8_t>(last))
+    r.fail(std::string("invalid ") + field + " " + std::to_string(value) +
+           " (at most " + std::to_string(static_cast<int>(last)) + ")");
+  return r.ok() ? static_cast<Enum>(value) : Enum{};
+}
+
+bool readBool(ByteReader &r, const char *field) {
+  uint8_t value = r.u8(field);
+  if (r.ok() && value > 1)
+    r.fail(std::string("invalid ") + field + " " + std::to_string(value) +
+           " (a flag is 0 or 1)");
+  return value == 1;
+}
+
+DType readDType(ByteReader &r, const char *field) {
+  return readEnum(r, field, DType::I1);
+}
+
+TensorSpec readSpec(ByteReader &r) {
+  TensorSpec spec;
+  spec.name = r.str("tensor name");
+  spec.dtype = readDType(r, "dtype");
+  uint64_t rank = r.count("rank", 8);
+  for (uint64_t i = 0; i < rank && r.ok(); ++i)
+    spec.shape.push_back(r.i64("dimension"));
+  return spec;
+}
+
+BufferRef readRef(ByteReader &r) {
+  BufferRef ref;
+  ref.kind = readEnum(r, "buffer kind", BufferRef::Kind::Constant);
+  ref.index = r.i64("buffer index");
+  ref.offset = r.i64("buffer offset");
+  return ref;
+}
+
+GemmStep readGemm(ByteReader &r) {
+  GemmStep g;
+  g.abType = readDType(r, "gemm A/B dtype");
+  g.cdType = readDType(r, "gemm C/D dtype");
+  g.transA = readBool(r, "gemm transA");
+  g.transB = readBool(r, "gemm transB");
+  for (int64_t *v : {&g.m, &g.n, &g.k, &g.batch, &g.lda, &g.ldb, &g.ldc,
+                     &g.ldd, &g.strideA, &g.strideB, &g.strideC, &g.strideD})
+    *v = r.i64("gemm shape");
+  g.alpha = r.f32("gemm alpha");
+  g.beta = r.f32("gemm beta");
+  g.epilogue = readEnum(r, "gemm epilogue", GemmStep::Epilogue::GeluBias);
+  g.biasType = readDType(r, "gemm bias dtype");
+  for (BufferRef *ref : {&g.a, &g.b, &g.c, &g.d, &g.bias})
+    *ref = readRef(r);
+  return g;
+}
+
+/// Reads a u64 count then that many items with `readItem`, stopping at the
+/// first error. `minItemBytes` bounds the count by what is left.
+template <typename T, typename ReadItem>
+void readVector(ByteReader &r, const char *field, size_t minItemBytes,
+                std::vector<T> &out, ReadItem readItem) {
+  uint64_t n = r.count(field, minItemBytes);
+  out.clear();
+  for (uint64_t i = 0; i < n && r.ok(); ++i)
+    out.push_back(readItem());
+}
+
+} // namespace
+
+std::vector<uint8_t> serializeExecutable(const Executable &exe) {
+  ByteWriter w;
+  w.raw(kMagic, sizeof kMagic);
+  w.u32(kFormatVersion);
+  w.str(exe.entry);
+  w.str(exe.arch);
+  for (const auto *specs : {&exe.inputs, &exe.outputs}) {
+    w.u64(specs->size());
+    for (const TensorSpec &spec : *specs)
+      writeSpec(w, spec);
+  }
+  w.u64(exe.constants.size());
+  for (const ConstantData &constant : exe.constants) {
+    writeSpec(w, constant.spec);
+    w.u64(constant.bytes.size());
+    w.raw(constant.bytes.data(), constant.bytes.size());
+  }
+  w.i64(exe.arenaBytes);
+  w.i64(exe.workspaceBytes);
+  w.u64(exe.kernels.size());
+  for (const Kernel &kernel : exe.kernels) {
+    w.str(kernel.name);
+    w.str(kernel.body);
+    w.u64(kernel.helpers.size());
+    for (const std::string &helper : kernel.helpers)
+      w.str(helper);
+  }
+  w.u64(exe.launches.size());
+  for (const KernelLaunch &launch : exe.launches) {
+    w.i64(launch.kernel);
+    for (uint32_t v : launch.grid)
+      w.u32(v);
+    for (uint32_t v : launch.block)
+      w.u32(v);
+    w.u32(launch.sharedBytes);
+    w.u64(launch.args.size());
+    for (const BufferRef &ref : launch.args)
+      writeRef(w, ref);
+  }
+  w.u64(exe.gemms.size());
+  for (const GemmStep &gemm : exe.gemms)
+    writeGemm(w, gemm);
+  w.u64(exe.fills.size());
+  for (const FillStep &fill : exe.fills) {
+    writeRef(w, fill.dst);
+    w.i64(fill.bytes);
+  }
+  w.u64(exe.copies.size());
+  for (const CopyStep &copy : exe.copies) {
+    writeRef(w, copy.src);
+    writeRef(w, copy.dst);
+    w.i64(copy.bytes);
+  }
+  w.u64(exe.steps.size());
+  for (const Step &step : exe.steps) {
+    w.u8(static_cast<uint8_t>(step.kind));
+    w.i64(step.index);
+    w.str(step.label);
+    w.f64(step.flops);
+    w.f64(step.bytes);
+  }
+  w.u64(exe.helperSources.size());
+  for (const auto &[name, text] : exe.helperSources) {
+    w.str(name);
+    w.str(text);
+  }
+  return w.take();
+}
+
+StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
+                                           const std::string &origin) {
+  if (bytes.size() < sizeof kMagic ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    return Status::failure(origin +
+                           ": not a Fuse executable (the file does not start "
+                           "with \"FUSEEXE\")");
+  ByteReader r(bytes, sizeof kMagic);
+  uint32_t version = r.u32("format version");
+  if (r.ok() && version != kFormatVersion)
+    return Status::failure(
+        origin + ": executable format version " + std::to_string(version) +
+        ", but this build of Fuse reads version " +
+        std::to_string(kFormatVersion) + " (compile the graph again)");
+
+  Executable exe;
+  exe.entry = r.str("entry");
+  exe.arch = r.str("arch");
+  readVector(r, "inputs", 17, exe.inputs, [&] { return readSpec(r); });
+  readVector(r, "outputs", 17, exe.outputs, [&] { return readSpec(r); });
+  readVector(r, "constants", 25, exe.constants, [&] {
+    ConstantData constant;
+    constant.spec = readSpec(r);
+    constant.bytes = r.blob("constant data");
+    return constant;
+  });
+  exe.arenaBytes = r.i64("arena bytes");
+  exe.workspaceBytes = r.i64("workspace bytes");
+  readVector(r, "kernels", 24, exe.kernels, [&] {
+    Kernel kernel;
+    kernel.name = r.str("kernel name");
+    kernel.body = r.str("kernel body");
+    readVector(r, "kernel helpers", 8, kernel.helpers,
+               [&] { return r.str("helper name"); });
+    return kernel;
+  });
+  readVector(r, "launches", 44, exe.launches, [&] {
+    KernelLaunch launch;
+    launch.kernel = r.i64("launch kernel");
+    for (uint32_t &v : launch.grid)
+      v = r.u32("launch grid");
+    for (uint32_t &v : launch.block)
+      v = r.u32("launch block");
+    launch.sharedBytes = r.u32("launch shared bytes");
+    readVector(r, "launch arguments", 17, launch.args,
+               [&] { return readRef(r); });
+    return launch;
+  });
+  readVector(r, "gemms", 195, exe.gemms, [&] { return readGemm(r); });
+  readVector(r, "fills", 25, exe.fills, [&] {
+    FillStep fill;
+    fill.dst = readRef(r);
+    fill.bytes = r.i64("fill bytes");
+    return fill;
+  });
+  readVector(r, "copies", 42, exe.copies, [&] {
+    CopyStep copy;
+    copy.src = readRef(r);
+    copy.dst = readRef(r);
+    copy.bytes = r.i64("copy bytes");
+    return copy;
+  });
+  readVector(r, "steps", 33, exe.steps, [&] {
+    Step step;
+    step.kind = readEnum(r, "step kind", Step::Kind::Copy);
+    step.index = r.i64("step index");
+    step.label = r.str("step label");
+    step.flops = r.f64("step flops");
+    step.bytes = r.f64("step bytes");
+    return step;
+  });
+  readVector(r, "helper sources", 16, exe.helperSources, [&] {
+    std::pair<std::string, std::string> helper;
+    helper.first = r.str("helper name");
+    helper.second = r.str("helper text");
+    return helper;
+  });
+  if (r.ok() && r.remaining() != 0)
+    r.fail(std::to_string(r.remaining()) +
+           " unexpected bytes after the last field");
+  if (!r.ok())
+    return Status::failure(origin + ": " + r.error());
+  if (Status status = validateExecutable(exe, origin); !status.ok())
+    return status;
+  return exe;
+}
+
+Status writeExecutableFile(const Executable &exe, const std::string &path) {
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  if (!stream)
+    return Status::failure("cannot write " + path + ": " +
+                           std::strerror(errno));
+  stream.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  stream.close();
+  if (!stream)
+    return Status::failure("cannot write " + path + ": " +
+                           std::strerror(errno));
+  return Status::success();
+}
+
+StatusOr<Executable> readExecutableFile(const std::string &path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream)
+    return Status::failure("cannot open " + path + ": " +
+                           std::strerror(errno));
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(stream), {}};
+  if (stream.bad())
+    return Status::failure("cannot read " + path + ": " +
+                           std::strerror(errno));
+  return deserializeExecutable(bytes, path);
+}
+
+} // namespace fuse::runtime

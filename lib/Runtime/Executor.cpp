@@ -1,0 +1,445 @@
+//===- Executor.cpp - Load and run an Executable on the GPU ---------------===//
+//
+// create(): device and arch check, validation, memory (arena, workspace,
+// constants, cuBLASLt's workspace), kernels (ModuleCompiler, KernelLoader),
+// GEMM descriptors and algorithms (GemmRunner). run(): the steps in order,
+// directly or through a captured CUDA Graph (CudaGraph.h).
+//
+// Graph mode runs the very first step eagerly. That run loads every kernel
+// (CUDA loads modules lazily, on first launch) and cuBLASLt's kernels outside
+// any capture, and reports a bad launch with the step that made it; later
+// runs capture once per pointer set and replay.
+//
+// FUSE_SYNC_STEPS=1 in the environment turns graphs off and synchronizes
+// after every step, so an asynchronous fault (an illegal address in a kernel)
+// is reported with the step that caused it.
+//
+// An Executor is not thread-safe: one run at a time (GEMM descriptors are
+// shared between steps and updated per call).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Runtime/Executor.h"
+
+#include "CudaError.h"
+#include "CudaGraph.h"
+#include "GemmRunner.h"
+#include "KernelLoader.h"
+#include "ModuleCompiler.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+
+namespace fuse::runtime {
+
+using detail::cudaCheck;
+
+namespace {
+
+/// cuBLASLt's scratch space: enough for split-K on the largest GEMMs.
+constexpr size_t kCublasWorkspaceBytes = 32u << 20;
+/// Constants are packed into one allocation at this alignment.
+constexpr int64_t kConstantAlignment = 256;
+
+/// "sm_90a" -> {9, 0}; "sm_100a" -> {10, 0}; nullopt if not "sm_<digits>".
+std::optional<std::pair<int, int>> parseArch(const std::string &arch) {
+  if (arch.rfind("sm_", 0) != 0)
+    return std::nullopt;
+  size_t end = 3;
+  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end])))
+    ++end;
+  std::string digits = arch.substr(3, end - 3);
+  if (digits.size() < 2)
+    return std::nullopt;
+  return std::make_pair(std::atoi(digits.substr(0, digits.size() - 1).c_str()),
+                        digits.back() - '0');
+}
+
+std::string tensorNames(const std::vector<TensorSpec> &specs) {
+  std::string names;
+  for (const TensorSpec &spec : specs)
+    names += (names.empty() ? "" : ", ") + spec.name;
+  return names;
+}
+
+/// Destroys CUDA events on every way out of medianStepMilliseconds.
+struct EventList {
+  std::vector<cudaEvent_t> events;
+  ~EventList() {
+    for (cudaEvent_t event : events)
+      cudaEventDestroy(event);
+  }
+};
+
+} // namespace
+
+class Executor::Impl {
+public:
+  ~Impl() {
+    // Work of ours may still be queued on the caller's stream; the arena and
+    // the kernels must outlive it.
+    cudaDeviceSynchronize();
+    if (captureStream)
+      cudaStreamDestroy(captureStream);
+  }
+
+  Status initialize(const DeviceInfo &device);
+  Status checkBindings(const std::vector<void *> &inputs,
+                       const std::vector<void *> &outputs) const;
+  void *resolve(const BufferRef &ref, const std::vector<void *> &inputs,
+                const std::vector<void *> &outputs) const;
+  Status enqueueSteps(cudaStream_t stream, const std::vector<void *> &inputs,
+                      const std::vector<void *> &outputs);
+  Status run(const std::vector<void *> &inputs,
+             const std::vector<void *> &outputs, cudaStream_t stream);
+  /// "step 12 (launch fuse_k3: loop: add, mul (model.py:34))".
+  std::string describeStep(size_t index) const;
+  std::string name() const { return "@" + exe.entry; }
+
+  Executable exe;
+  ExecutorOptions options;
+  CompileReport report;
+  int device = 0;
+  bool syncSteps = false;
+  bool warmedUp = false;
+  DeviceBuffer arena, workspace, constants, cublasWorkspace;
+  std::vector<void *> constantPointers;
+  std::unique_ptr<detail::LoadedKernels> kernels;
+  std::unique_ptr<detail::GemmRunner> gemms;
+  cudaStream_t captureStream = nullptr;
+  detail::StepGraph graph;
+};
+
+Status Executor::Impl::initialize(const DeviceInfo &info) {
+  device = info.ordinal;
+  const char *sync = std::getenv("FUSE_SYNC_STEPS");
+  syncSteps = sync && *sync && std::string(sync) != "0";
+
+  // Memory first: running out is reported before a long compile.
+  auto allocate = [&](DeviceBuffer &buffer, int64_t bytes,
+                      const std::string &what) -> Status {
+    StatusOr<DeviceBuffer> allocated =
+        DeviceBuffer::allocate(bytes, what + " of " + name());
+    if (!allocated.ok())
+      return allocated.status();
+    buffer = std::move(*allocated);
+    return Status::success();
+  };
+  FUSE_RETURN_IF_ERROR(allocate(arena, exe.arenaBytes, "arena"));
+  FUSE_RETURN_IF_ERROR(allocate(workspace, exe.workspaceBytes, "workspace"));
+  std::vector<int64_t> constantOffsets;
+  int64_t constantBytes = 0;
+  for (const ConstantData &constant : exe.constants) {
+    constantOffsets.push_back(constantBytes);
+    constantBytes += (constant.spec.bytes() + kConstantAlignment - 1) /
+                     kConstantAlignment * kConstantAlignment;
+  }
+  FUSE_RETURN_IF_ERROR(allocate(constants, constantBytes, "constants"));
+  if (!exe.gemms.empty())
+    FUSE_RETURN_IF_ERROR(allocate(cublasWorkspace, kCublasWorkspaceBytes,
+                                  "cuBLASLt workspace"));
+  for (size_t i = 0; i < exe.constants.size(); ++i) {
+    char *pointer = static_cast<char *>(constants.data()) + constantOffsets[i];
+    constantPointers.push_back(pointer);
+    const ConstantData &constant = exe.constants[i];
+    if (constant.bytes.empty())
+      continue;
+    FUSE_RETURN_IF_ERROR(cudaCheck(
+        cudaMemcpy(pointer, constant.bytes.data(), constant.bytes.size(),
+                   cudaMemcpyHostToDevice),
+        "uploading constant " + std::to_string(i) + " (" +
+            constant.spec.name + ") of " + name()));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<std::vector<detail::ModuleBinary>> modules =
+      detail::compileModules(exe, options, report);
+  if (!modules.ok())
+    return modules.status();
+  StatusOr<std::unique_ptr<detail::LoadedKernels>> loaded =
+      detail::LoadedKernels::load(exe, options, *modules, device);
+  if (!loaded.ok())
+    return loaded.status();
+  kernels = std::move(*loaded);
+  report.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+
+  if (!exe.gemms.empty()) {
+    // Caller memory is not bound yet: assume cudaMalloc's alignment for it
+    // (a run with less aligned pointers queries the heuristic again).
+    void *aligned = reinterpret_cast<void *>(uintptr_t(1) << 40);
+    std::vector<void *> fakeInputs(exe.inputs.size(), aligned);
+    std::vector<void *> fakeOutputs(exe.outputs.size(), aligned);
+    std::vector<detail::GemmPointers> assumed;
+    for (const GemmStep &gemm : exe.gemms) {
+      detail::GemmPointers pointers;
+      pointers.a = resolve(gemm.a, fakeInputs, fakeOutputs);
+      pointers.b = resolve(gemm.b, fakeInputs, fakeOutputs);
+      pointers.d = resolve(gemm.d, fakeInputs, fakeOutputs);
+      if (gemm.hasC())
+        pointers.c = resolve(gemm.c, fakeInputs, fakeOutputs);
+      if (gemm.hasBias())
+        pointers.bias = resolve(gemm.bias, fakeInputs, fakeOutputs);
+      assumed.push_back(pointers);
+    }
+    StatusOr<std::unique_ptr<detail::GemmRunner>> runner =
+        detail::GemmRunner::create(exe, cublasWorkspace.data(),
+                                   kCublasWorkspaceBytes, assumed);
+    if (!runner.ok())
+      return Status::failure(name() + ": " + runner.status().message());
+    gemms = std::move(*runner);
+  }
+
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaStreamCreateWithFlags(&captureStream, cudaStreamNonBlocking),
+      "creating the capture stream"));
+  // The constants' uploads are complete before create() returns.
+  return cudaCheck(cudaDeviceSynchronize(), "loading " + name());
+}
+
+void *Executor::Impl::resolve(const BufferRef &ref,
+                              const std::vector<void *> &inputs,
+                              const std::vector<void *> &outputs) const {
+  char *base = nullptr;
+  switch (ref.kind) {
+  case BufferRef::Kind::Arena: base = static_cast<char *>(arena.data()); break;
+  case BufferRef::Kind::Workspace:
+    base = static_cast<char *>(workspace.data());
+    break;
+  case BufferRef::Kind::Input: base = static_cast<char *>(inputs[ref.index]); break;
+  case BufferRef::Kind::Output:
+    base = static_cast<char *>(outputs[ref.index]);
+    break;
+  case BufferRef::Kind::Constant:
+    base = static_cast<char *>(constantPointers[ref.index]);
+    break;
+  }
+  return base ? base + ref.offset : nullptr;
+}
+
+Status Executor::Impl::checkBindings(const std::vector<void *> &inputs,
+                                     const std::vector<void *> &outputs) const {
+  auto check = [&](const char *kind, const std::vector<TensorSpec> &specs,
+                   const std::vector<void *> &pointers) -> Status {
+    if (pointers.size() != specs.size())
+      return Status::failure(
+          "running " + name() + ": expected " + std::to_string(specs.size()) +
+          " " + kind + "s (" + tensorNames(specs) + "), got " +
+          std::to_string(pointers.size()));
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (!pointers[i] && specs[i].bytes() > 0)
+        return Status::failure("running " + name() + ": " + kind + " " +
+                               std::to_string(i) + " (" + specs[i].name +
+                               ", " +
+                               typeString(specs[i].dtype, specs[i].shape) +
+                               ") is a null pointer");
+    return Status::success();
+  };
+  FUSE_RETURN_IF_ERROR(check("input", exe.inputs, inputs));
+  return check("output", exe.outputs, outputs);
+}
+
+std::string Executor::Impl::describeStep(size_t index) const {
+  const Step &step = exe.steps[index];
+  std::string text = "step " + std::to_string(index) + " (" +
+                     stepKindName(step.kind);
+  if (step.kind == Step::Kind::Launch)
+    text += " " + exe.kernels[exe.launches[step.index].kernel].name;
+  else
+    text += " " + std::to_string(step.index);
+  if (!step.label.empty())
+    text += ": " + step.label;
+  return text + ") of " + name();
+}
+
+Status Executor::Impl::enqueueSteps(cudaStream_t stream,
+                                    const std::vector<void *> &inputs,
+                                    const std::vector<void *> &outputs) {
+  std::vector<void *> values, params;
+  for (size_t i = 0; i < exe.steps.size(); ++i) {
+    const Step &step = exe.steps[i];
+    switch (step.kind) {
+    case Step::Kind::Launch: {
+      const KernelLaunch &launch = exe.launches[step.index];
+      values.resize(launch.args.size());
+      params.resize(launch.args.size());
+      for (size_t a = 0; a < launch.args.size(); ++a) {
+        values[a] = resolve(launch.args[a], inputs, outputs);
+        params[a] = &values[a];
+      }
+      dim3 grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+      dim3 block(launch.block[0], launch.block[1], launch.block[2]);
+      // CUDA 12+ accepts a cudaKernel_t cast to a function pointer here.
+      cudaError_t error = cudaLaunchKernel(
+          reinterpret_cast<const void *>(kernels->kernel(launch.kernel)), grid,
+          block, params.empty() ? nullptr : params.data(), launch.sharedBytes,
+          stream);
+      if (error == cudaSuccess)
+        error = cudaGetLastError();
+      FUSE_RETURN_IF_ERROR(cudaCheck(error, "launching " + describeStep(i)));
+      break;
+    }
+    case Step::Kind::Gemm: {
+      const GemmStep &gemm = exe.gemms[step.index];
+      detail::GemmPointers pointers;
+      pointers.a = resolve(gemm.a, inputs, outputs);
+      pointers.b = resolve(gemm.b, inputs, outputs);
+      pointers.d = resolve(gemm.d, inputs, outputs);
+      if (gemm.hasC())
+        pointers.c = resolve(gemm.c, inputs, outputs);
+      if (gemm.hasBias())
+        pointers.bias = resolve(gemm.bias, inputs, outputs);
+      FUSE_RETURN_IF_ERROR(
+          gemms->run(step.index, pointers, stream, describeStep(i)));
+      break;
+    }
+    case Step::Kind::Fill: {
+      const FillStep &fill = exe.fills[step.index];
+      if (fill.bytes > 0)
+        FUSE_RETURN_IF_ERROR(cudaCheck(
+            cudaMemsetAsync(resolve(fill.dst, inputs, outputs), 0,
+                            (size_t)fill.bytes, stream),
+            describeStep(i) + ": cudaMemsetAsync"));
+      break;
+    }
+    case Step::Kind::Copy: {
+      const CopyStep &copy = exe.copies[step.index];
+      if (copy.bytes > 0)
+        FUSE_RETURN_IF_ERROR(cudaCheck(
+            cudaMemcpyAsync(resolve(copy.dst, inputs, outputs),
+                            resolve(copy.src, inputs, outputs),
+                            (size_t)copy.bytes, cudaMemcpyDeviceToDevice,
+                            stream),
+            describeStep(i) + ": cudaMemcpyAsync"));
+      break;
+    }
+    }
+    if (syncSteps)
+      FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream),
+                                     describeStep(i) + " (FUSE_SYNC_STEPS)"));
+  }
+  return Status::success();
+}
+
+Status Executor::Impl::run(const std::vector<void *> &inputs,
+                           const std::vector<void *> &outputs,
+                           cudaStream_t stream) {
+  FUSE_RETURN_IF_ERROR(checkBindings(inputs, outputs));
+  if (!options.useCudaGraph || syncSteps)
+    return enqueueSteps(stream, inputs, outputs);
+  // The caller is capturing `stream` into a graph of its own: our steps
+  // become part of it, as plain nodes.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamIsCapturing(stream, &capturing),
+                                 "running " + name() +
+                                     ": cudaStreamIsCapturing"));
+  if (capturing != cudaStreamCaptureStatusNone || !warmedUp) {
+    Status status = enqueueSteps(stream, inputs, outputs);
+    warmedUp = warmedUp || status.ok();
+    return status;
+  }
+  if (!graph.matches(inputs, outputs))
+    FUSE_RETURN_IF_ERROR(graph.capture(
+        captureStream,
+        [&](cudaStream_t capture) {
+          return enqueueSteps(capture, inputs, outputs);
+        },
+        inputs, outputs));
+  return graph.launch(stream, "running " + name());
+}
+
+//===------------------------------- Executor -----------------------------===//
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+StatusOr<std::unique_ptr<Executor>>
+Executor::create(const Executable &executable, const ExecutorOptions &options) {
+  StatusOr<DeviceInfo> device = queryDevice();
+  if (!device.ok())
+    return device.status();
+  std::string name = "@" + executable.entry;
+  std::optional<std::pair<int, int>> arch = parseArch(executable.arch);
+  if (!arch)
+    return Status::failure("executable " + name + " targets '" +
+                           executable.arch +
+                           "', which is not an architecture such as sm_90a");
+  if (arch->first != device->computeMajor ||
+      arch->second != device->computeMinor)
+    return Status::failure(
+        "executable " + name + " was compiled for " + executable.arch +
+        " (compute capability " + std::to_string(arch->first) + "." +
+        std::to_string(arch->second) + "), but device " +
+        std::to_string(device->ordinal) + " (" + device->name + ") is " +
+        device->arch() + " (compute capability " +
+        std::to_string(device->computeMajor) + "." +
+        std::to_string(device->computeMinor) + "): compile it for " +
+        device->arch());
+  FUSE_RETURN_IF_ERROR(validateExecutable(executable, "executable " + name));
+
+  auto impl = std::make_unique<Impl>();
+  impl->exe = executable;
+  impl->options = options;
+  FUSE_RETURN_IF_ERROR(impl->initialize(*device));
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+Status Executor::run(const std::vector<void *> &inputs,
+                     const std::vector<void *> &outputs, void *stream) {
+  return impl_->run(inputs, outputs, static_cast<cudaStream_t>(stream));
+}
+
+Status Executor::synchronize(void *stream) {
+  return cudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
+                   "running " + impl_->name() +
+                       " (an asynchronous error from one of its steps; set "
+                       "FUSE_SYNC_STEPS=1 to find which)");
+}
+
+StatusOr<double> Executor::medianStepMilliseconds(
+    const std::vector<void *> &inputs, const std::vector<void *> &outputs,
+    void *stream, int warmup, int iterations) {
+  if (iterations < 1)
+    return Status::failure("timing " + impl_->name() +
+                           ": iterations must be at least 1");
+  for (int i = 0; i < warmup; ++i)
+    FUSE_RETURN_IF_ERROR(run(inputs, outputs, stream));
+  auto cudaStream = static_cast<cudaStream_t>(stream);
+  EventList list;
+  for (int i = 0; i < 2 * iterations; ++i) {
+    cudaEvent_t event = nullptr;
+    FUSE_RETURN_IF_ERROR(
+        cudaCheck(cudaEventCreate(&event), "timing: cudaEventCreate"));
+    list.events.push_back(event);
+  }
+  for (int i = 0; i < iterations; ++i) {
+    FUSE_RETURN_IF_ERROR(cudaCheck(
+        cudaEventRecord(list.events[2 * i], cudaStream), "timing: cudaEventRecord"));
+    FUSE_RETURN_IF_ERROR(run(inputs, outputs, stream));
+    FUSE_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(list.events[2 * i + 1],
+                                                   cudaStream),
+                                   "timing: cudaEventRecord"));
+  }
+  FUSE_RETURN_IF_ERROR(synchronize(stream));
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) {
+    float ms = 0;
+    FUSE_RETURN_IF_ERROR(cudaCheck(
+        cudaEventElapsedTime(&ms, list.events[2 * i], list.events[2 * i + 1]),
+        "timing: cudaEventElapsedTime"));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+const CompileReport &Executor::compileReport() const { return impl_->report; }
+const Executable &Executor::executable() const { return impl_->exe; }
+
+} // namespace fuse::runtime

@@ -1,0 +1,58 @@
+// Sizes that are not multiples of the vector width, the warp or the block,
+// for the GPU tests (test/gpu/run-gpu-checks.sh): every template's tails.
+
+func.func @loop_tail(%x: tensor<7x143xf32>, %y: tensor<7x143xf32>) -> tensor<7x143xbf16> {
+  %0 = fuse.mul %x, %y : tensor<7x143xf32>
+  %1 = fuse.tanh %0 : tensor<7x143xf32>
+  %2 = fuse.cast %1 : tensor<7x143xf32> to tensor<7x143xbf16>
+  return %2 : tensor<7x143xbf16>
+}
+
+func.func @loop_shapes(%x: tensor<6x10x12xf32>, %y: tensor<12x10xf32>) -> (tensor<10x6x12xf32>, tensor<6x10x20xf32>) {
+  %0 = fuse.transpose %x, permutation = [1, 0, 2] : (tensor<6x10x12xf32>) -> tensor<10x6x12xf32>
+  %1 = fuse.transpose %y, permutation = [1, 0] : (tensor<12x10xf32>) -> tensor<10x12xf32>
+  %2 = fuse.broadcast_in_dim %1, dims = [0, 2] : (tensor<10x12xf32>) -> tensor<10x6x12xf32>
+  %3 = fuse.sub %0, %2 : tensor<10x6x12xf32>
+  %4 = fuse.slice %x, start = [0, 0, 2], limit = [6, 10, 10], stride = [1, 1, 1] : (tensor<6x10x12xf32>) -> tensor<6x10x8xf32>
+  %5 = fuse.concat dim(2) %x, %4 : (tensor<6x10x12xf32>, tensor<6x10x8xf32>) -> tensor<6x10x20xf32>
+  %6 = fuse.neg %5 : tensor<6x10x20xf32>
+  return %3, %6 : tensor<10x6x12xf32>, tensor<6x10x20xf32>
+}
+
+func.func @softmax_rows(%a: tensor<3x33xf32>, %b: tensor<5x257xf32>, %c: tensor<2x9000xf32>) -> (tensor<3x33xf32>, tensor<5x257xf32>, tensor<2x9000xf32>) {
+  %0 = fuse.softmax %a, dim = 1 : tensor<3x33xf32>
+  %1 = fuse.softmax %b, dim = 1 : tensor<5x257xf32>
+  %2 = fuse.log_softmax %c, dim = 1 : tensor<2x9000xf32>
+  return %0, %1, %2 : tensor<3x33xf32>, tensor<5x257xf32>, tensor<2x9000xf32>
+}
+
+func.func @layer_norm_rows(%x: tensor<7x770xf32>, %w: tensor<770xf32>, %b: tensor<770xf32>) -> tensor<7x770xf32> {
+  %y, %mean, %rstd = fuse.layer_norm %x weight(%w) bias(%b) axis = 1 epsilon = 1.0e-05 : (tensor<7x770xf32>, tensor<770xf32>, tensor<770xf32>) -> (tensor<7x770xf32>, tensor<7x1xf32>, tensor<7x1xf32>)
+  return %y : tensor<7x770xf32>
+}
+
+func.func @column_sums(%x: tensor<1000x33xf32>, %y: tensor<100x65xf32>) -> (tensor<33xf32>, tensor<65xf32>) {
+  %0 = fuse.reduce sum %x, dims = [0] : (tensor<1000x33xf32>) -> tensor<33xf32>
+  %1 = fuse.reduce mean %y, dims = [0] : (tensor<100x65xf32>) -> tensor<65xf32>
+  return %0, %1 : tensor<33xf32>, tensor<65xf32>
+}
+
+func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
+  %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
+  %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>
+  %2 = fuse.add %0, %1 : tensor<37x53xf32>
+  %3 = fuse.add %2, %r : tensor<37x53xf32>
+  return %3 : tensor<37x53xf32>
+}
+
+func.func @attention_odd(%q: tensor<2x3x33x16xf32>, %k: tensor<2x3x33x16xf32>, %v: tensor<2x3x33x16xf32>) -> tensor<2x3x33x16xf32> {
+  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 2.500000e-01 : (tensor<2x3x33x16xf32>, tensor<2x3x33x16xf32>, tensor<2x3x33x16xf32>) -> (tensor<2x3x33x16xf32>, tensor<2x3x33xf32>)
+  return %o : tensor<2x3x33x16xf32>
+}
+
+func.func @embedding(%table: tensor<50x24xf32>, %ids: tensor<3x7xi64> {fuse.index_bound = 50 : i64}, %grad: tensor<3x7x24xf32>) -> (tensor<3x7x24xf32>, tensor<50x24xf32>) {
+  %0 = fuse.gather %table[%ids], dim = 0 : (tensor<50x24xf32>, tensor<3x7xi64>) -> tensor<3x7x24xf32>
+  %zero = fuse.constant dense<0.000000e+00> : tensor<50x24xf32>
+  %1 = fuse.scatter_add %zero[%ids], %grad, dim = 0 : (tensor<50x24xf32>, tensor<3x7xi64>, tensor<3x7x24xf32>) -> tensor<50x24xf32>
+  return %0, %1 : tensor<3x7x24xf32>, tensor<50x24xf32>
+}

@@ -1,0 +1,55 @@
+// Small graphs, one per kernel template, for the code generator's tests.
+func.func @loop_vector(%x: tensor<64x256xf32>, %y: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %0 = fuse.add %x, %y : tensor<64x256xf32>
+  %1 = fuse.mul %0, %x : tensor<64x256xf32>
+  return %1 : tensor<64x256xf32>
+}
+func.func @loop_odd(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> tensor<5x7xf32> {
+  %0 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<7xf32>) -> tensor<5x7xf32>
+  %1 = fuse.add %x, %0 : tensor<5x7xf32>
+  %2 = fuse.exp %1 : tensor<5x7xf32>
+  return %2 : tensor<5x7xf32>
+}
+func.func @softmax_small(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %0 = fuse.softmax %x, dim = 1 : tensor<8x100xf32>
+  return %0 : tensor<8x100xf32>
+}
+func.func @softmax_wide(%x: tensor<16x5000xf32>) -> tensor<16x5000xf32> {
+  %0 = fuse.softmax %x, dim = 1 : tensor<16x5000xf32>
+  return %0 : tensor<16x5000xf32>
+}
+func.func @softmax_long(%x: tensor<4x20000xf32>) -> tensor<4x20000xf32> {
+  %0 = fuse.softmax %x, dim = 1 : tensor<4x20000xf32>
+  return %0 : tensor<4x20000xf32>
+}
+func.func @column_sum(%x: tensor<8192x64xf32>) -> tensor<64xf32> {
+  %0 = fuse.reduce sum %x, dims = [0] : (tensor<8192x64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+func.func @column_mean(%x: tensor<16x64xf32>) -> tensor<64xf32> {
+  %0 = fuse.reduce mean %x, dims = [0] : (tensor<16x64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+func.func @gemm_bias_gelu(%x: tensor<32x64xf32>, %w: tensor<128x64xf32>, %b: tensor<128xf32>) -> tensor<32x128xf32> {
+  %0 = fuse.matmul %x, %w transpose_rhs : (tensor<32x64xf32>, tensor<128x64xf32>) -> tensor<32x128xf32>
+  %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<128xf32>) -> tensor<32x128xf32>
+  %2 = fuse.add %0, %1 : tensor<32x128xf32>
+  %3 = fuse.gelu %2, approximate = tanh : tensor<32x128xf32>
+  return %3 : tensor<32x128xf32>
+}
+func.func @gemm_generic(%x: tensor<32x64xf32>, %w: tensor<64x128xf32>) -> tensor<32x128xf32> {
+  %0 = fuse.matmul %x, %w : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+  %1 = fuse.exp %0 : tensor<32x128xf32>
+  return %1 : tensor<32x128xf32>
+}
+func.func @attention(%q: tensor<2x4x32x16xf32>, %k: tensor<2x4x32x16xf32>, %v: tensor<2x4x32x16xf32>) -> tensor<2x4x32x16xf32> {
+  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 2.500000e-01 : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>) -> (tensor<2x4x32x16xf32>, tensor<2x4x32xf32>)
+  return %o : tensor<2x4x32x16xf32>
+}
+func.func @gemm_aux(%x: tensor<32x64xf32>, %w: tensor<128x64xf32>, %b: tensor<128xf32>) -> (tensor<32x128xf32>, tensor<32x128xf32>) {
+  %0 = fuse.matmul %x, %w transpose_rhs : (tensor<32x64xf32>, tensor<128x64xf32>) -> tensor<32x128xf32>
+  %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<128xf32>) -> tensor<32x128xf32>
+  %2 = fuse.add %0, %1 : tensor<32x128xf32>
+  %3 = fuse.gelu %2, approximate = tanh : tensor<32x128xf32>
+  return %2, %3 : tensor<32x128xf32>, tensor<32x128xf32>
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GPU tests (ctest label `gpu`): `fuse-run --device=cuda --check` on every tiny
+# fixture and on the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails
+# of every kernel template), in bf16 (the default pipeline) and f32. Where
+# there is no GPU it prints why and exits 77, which ctest reports as skipped.
+#
+#   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=${1:-${FUSE_BIN_DIR:-$root/build/bin}}
+graphs=$root/test/graphs
+edge=$root/test/Codegen/Inputs/edge-sizes.mlir
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+
+probe=$("$bin/fuse-run" "$edge" --entry loop_tail --device=cuda --iters 0 --cache-dir "$cache" 2>&1)
+if grep -q "no CUDA device" <<<"$probe"; then
+  echo "SKIPPED (no GPU here): $probe"
+  exit 77
+fi
+
+failures=0
+total=0
+check() { # name, fuse-run arguments...
+  local name=$1
+  shift
+  total=$((total + 1))
+  local log
+  log=$("$bin/fuse-run" "$@" --device=cuda --check --iters 0 --cache-dir "$cache" 2>&1)
+  if [[ $? -eq 0 ]] && grep -q "check: PASS" <<<"$log"; then
+    printf '%-48s PASS  %s\n' "$name" "$(grep -m1 '^check: ' <<<"$log")"
+  else
+    failures=$((failures + 1))
+    printf '%-48s FAIL\n%s\n' "$name" "$log" | head -60
+  fi
+}
+
+for graph in "$graphs"/*-tiny-*.mlir; do
+  name=$(basename "$graph" .mlir)
+  # Training fixtures in bf16 need their recorded inputs: random N(0,1)
+  # inputs make the loss ill-conditioned.
+  inputs=()
+  [[ -f $graphs/$name.inputs.npz ]] && inputs=(--inputs "$graphs/$name.inputs.npz")
+  check "$name (bf16)" "$graph" "${inputs[@]}"
+  check "$name (f32)" "$graph" "${inputs[@]}" --pipeline='fuse-pipeline{amp=none}'
+done
+for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$edge" | cut -d@ -f2); do
+  check "edge-sizes $entry (bf16)" "$edge" --entry "$entry"
+  check "edge-sizes $entry (f32)" "$edge" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
+done
+echo "gpu checks: $((total - failures)) of $total passed"
+[[ $failures -eq 0 ]]

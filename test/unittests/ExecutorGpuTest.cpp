@@ -1,0 +1,349 @@
+//===- ExecutorGpuTest.cpp - Launches, fills, copies, graphs on a GPU -----===//
+//
+// Hand-built executables (no compiler involved) run through Executor: NVRTC
+// kernels with a helper, an arena temporary, a copy, a fill, a kernel with
+// 64 KiB of dynamic shared memory; CUDA Graph on and off; new output pointers;
+// the errors a caller can cause. Skipped, with the reason, without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+
+#include "fuse/Runtime/Executor.h"
+#include "fuse/Runtime/KernelCache.h"
+
+#include "ModuleCompiler.h" // lib/Runtime, internal
+
+#include <cuda_runtime_api.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace fuse;
+using namespace fuse::runtime;
+using namespace fuse::runtime::testing;
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr int kN = 1000;
+constexpr int64_t kBytes = kN * 4;
+
+Executable makeStepExecutable() {
+  Executable exe;
+  exe.entry = "gpu_step";
+  exe.arch = "sm_90a";
+  exe.inputs = {{"x", DType::F32, {kN}}};
+  exe.outputs = {{"y", DType::F32, {kN}},
+                 {"z", DType::F32, {kN}},
+                 {"w", DType::F32, {kN}},
+                 {"v", DType::F32, {kN}}};
+  exe.arenaBytes = 8192;
+  exe.helperSources = {
+      {"twice_test.cuh",
+       "__device__ inline float fuse_twice(float v) { return 2.0f * v; }\n"}};
+  exe.kernels = {
+      {"scale2",
+       "extern \"C\" __global__ void scale2(const float *x, float *y) {\n"
+       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+       "  if (i < 1000) y[i] = fuse_twice(x[i]);\n}\n",
+       {"twice_test.cuh"}},
+      {"plus1",
+       "extern \"C\" __global__ void plus1(const float *x, float *t) {\n"
+       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+       "  if (i < 1000) t[i] = x[i] + 1.0f;\n}\n",
+       {}},
+      // 16 floats per thread of 1024: 64 KiB, above the 48 KiB default; each
+      // thread reads what its neighbour wrote.
+      {"bigsmem",
+       "extern \"C\" __global__ void bigsmem(const float *x, float *v) {\n"
+       "  extern __shared__ float s[];\n"
+       "  int t = threadIdx.x;\n"
+       "  float value = t < 1000 ? x[t] : 0.0f;\n"
+       "  for (int j = 0; j < 16; ++j) s[t + 1024 * j] = value * j;\n"
+       "  __syncthreads();\n"
+       "  if (t < 1000) v[t] = s[(t + 1) % 1000 + 1024 * 15];\n"
+       "}\n",
+       {}}};
+  KernelLaunch scale{0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
+                     {BufferRef::input(0), BufferRef::output(0)}};
+  KernelLaunch plus{1, {(kN + 127) / 128, 1, 1}, {128, 1, 1}, 0,
+                    {BufferRef::input(0), BufferRef::arena(256)}};
+  KernelLaunch big{2, {1, 1, 1}, {1024, 1, 1}, 65536,
+                   {BufferRef::input(0), BufferRef::output(3)}};
+  exe.launches = {scale, plus, big};
+  exe.copies = {{BufferRef::arena(256), BufferRef::output(1), kBytes}};
+  exe.fills = {{BufferRef::output(2), kBytes}};
+  exe.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
+               {Step::Kind::Launch, 1, "loop: add", 0, 0},
+               {Step::Kind::Copy, 0, "copy: t", 0, 0},
+               {Step::Kind::Fill, 0, "zero: w", 0, 0},
+               {Step::Kind::Launch, 2, "smem", 0, 0}};
+  return exe;
+}
+
+/// Device memory for one binding of makeStepExecutable.
+struct Binding {
+  DeviceBuffer x;
+  std::vector<DeviceBuffer> outputs;
+  std::vector<float> host;
+
+  explicit Binding(uint32_t seed) : host(randomValues(kN, DType::F32, seed)) {
+    x = uploadValues(host, DType::F32);
+    for (int i = 0; i < 4; ++i) {
+      StatusOr<DeviceBuffer> out = DeviceBuffer::allocate(kBytes, "output");
+      EXPECT_TRUE(out.ok()) << out.status().message();
+      outputs.push_back(std::move(*out));
+    }
+  }
+  std::vector<void *> inputPointers() const { return {x.data()}; }
+  std::vector<void *> outputPointers() const {
+    std::vector<void *> pointers;
+    for (const DeviceBuffer &buffer : outputs)
+      pointers.push_back(buffer.data());
+    return pointers;
+  }
+  /// NaN in every output, so an element nobody wrote is caught.
+  void poison() {
+    for (DeviceBuffer &buffer : outputs)
+      EXPECT_TRUE(buffer.fill(0xFF).ok());
+  }
+  void expectResults() const {
+    std::vector<float> y = downloadValues(outputs[0], kN, DType::F32);
+    std::vector<float> z = downloadValues(outputs[1], kN, DType::F32);
+    std::vector<float> w = downloadValues(outputs[2], kN, DType::F32);
+    std::vector<float> v = downloadValues(outputs[3], kN, DType::F32);
+    for (int i = 0; i < kN; ++i) {
+      ASSERT_EQ(y[i], 2.0f * host[i]) << "y[" << i << "]";
+      ASSERT_EQ(z[i], host[i] + 1.0f) << "z[" << i << "]";
+      ASSERT_EQ(w[i], 0.0f) << "w[" << i << "]";
+      ASSERT_EQ(v[i], host[(i + 1) % kN] * 15.0f) << "v[" << i << "]";
+    }
+  }
+  void expectPoisoned() const {
+    for (const DeviceBuffer &buffer : outputs)
+      for (float value : downloadValues(buffer, kN, DType::F32))
+        ASSERT_TRUE(std::isnan(value)) << "an old output was written";
+  }
+};
+
+std::unique_ptr<Executor> makeExecutor(const Executable &exe,
+                                       const ExecutorOptions &options) {
+  StatusOr<std::unique_ptr<Executor>> executor = Executor::create(exe, options);
+  EXPECT_TRUE(executor.ok()) << executor.status().message();
+  return executor.ok() ? std::move(*executor) : nullptr;
+}
+
+TEST(ExecutorGpu, QueryDevice) {
+  FUSE_REQUIRE_GPU();
+  StatusOr<DeviceInfo> device = queryDevice();
+  ASSERT_TRUE(device.ok());
+  EXPECT_FALSE(device->name.empty());
+  EXPECT_GT(device->multiprocessors, 0);
+  EXPECT_GT(device->totalBytes, 0);
+  EXPECT_GE(device->totalBytes, device->freeBytes);
+  std::cout << "device: " << device->name << " (" << device->arch() << ", "
+            << device->multiprocessors << " SMs)\n";
+}
+
+// Graph mode: run 0 is eager, run 1 captures, run 2 replays; every one must
+// produce the whole result.
+TEST(ExecutorGpu, LaunchFillCopyWithAndWithoutGraphs) {
+  FUSE_REQUIRE_GPU();
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Executable exe = makeStepExecutable();
+  std::vector<std::vector<float>> results;
+  for (bool graph : {true, false}) {
+    SCOPED_TRACE(graph ? "CUDA graph" : "plain launches");
+    std::unique_ptr<Executor> executor = makeExecutor(exe, testOptions(graph));
+    ASSERT_TRUE(executor);
+    Binding binding(seed);
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      binding.poison();
+      FUSE_ASSERT_OK(executor->run(binding.inputPointers(),
+                                   binding.outputPointers(), nullptr));
+      FUSE_ASSERT_OK(executor->synchronize(nullptr));
+      binding.expectResults();
+    }
+    std::vector<float> all;
+    for (const DeviceBuffer &buffer : binding.outputs) {
+      std::vector<float> values = downloadValues(buffer, kN, DType::F32);
+      all.insert(all.end(), values.begin(), values.end());
+    }
+    results.push_back(all);
+  }
+  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(),
+                        results[0].size() * 4),
+            0)
+      << "graph and plain launches differ";
+}
+
+TEST(ExecutorGpu, NewPointersAreWrittenOldOnesLeftAlone) {
+  FUSE_REQUIRE_GPU();
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::unique_ptr<Executor> executor =
+      makeExecutor(makeStepExecutable(), testOptions(true));
+  ASSERT_TRUE(executor);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+            cudaSuccess);
+  Binding first(seed), second(seed + 1);
+  for (int run = 0; run < 2; ++run) // eager, then captured for `first`
+    FUSE_ASSERT_OK(executor->run(first.inputPointers(), first.outputPointers(),
+                                 stream));
+  FUSE_ASSERT_OK(executor->synchronize(stream));
+  first.expectResults();
+  first.poison();
+  for (int run = 0; run < 2; ++run) { // recapture for `second`, then replay
+    second.poison();
+    FUSE_ASSERT_OK(executor->run(second.inputPointers(),
+                                 second.outputPointers(), stream));
+    FUSE_ASSERT_OK(executor->synchronize(stream));
+    second.expectResults();
+    first.expectPoisoned();
+  }
+  // And back to the first pointers.
+  FUSE_ASSERT_OK(
+      executor->run(first.inputPointers(), first.outputPointers(), stream));
+  FUSE_ASSERT_OK(executor->synchronize(stream));
+  first.expectResults();
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(ExecutorGpu, CompileReportAndCacheHits) {
+  FUSE_REQUIRE_GPU();
+  Executable exe = makeStepExecutable();
+  std::unique_ptr<Executor> first = makeExecutor(exe, testOptions());
+  ASSERT_TRUE(first);
+  const CompileReport &cold = first->compileReport();
+  EXPECT_GE(cold.modules, 1);
+  EXPECT_EQ(cold.cacheHits + cold.compiled, cold.modules);
+  std::unique_ptr<Executor> second = makeExecutor(exe, testOptions());
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->compileReport().cacheHits, second->compileReport().modules);
+  EXPECT_EQ(second->executable().entry, "gpu_step");
+}
+
+// An entry that passes its checksum but is no cubin (written by another
+// driver, say) must be evicted and rebuilt, not trusted.
+TEST(ExecutorGpu, CachedCubinThatFailsToLoadIsRebuilt) {
+  FUSE_REQUIRE_GPU();
+  Executable exe = makeStepExecutable();
+  ExecutorOptions options = testOptions();
+  options.cacheDir = (std::filesystem::temp_directory_path() /
+                      ("fuse-gpu-evict-" + std::to_string(freshSeed())))
+                         .string();
+  CompileReport report;
+  auto modules = detail::compileModules(exe, options, report);
+  ASSERT_TRUE(modules.ok()) << modules.status().message();
+  KernelCache cache(options.cacheDir);
+  std::vector<char> junk = {'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i',
+                            'n'};
+  for (const detail::ModuleBinary &module : *modules)
+    cache.store(module.cacheKey, junk);
+
+  std::unique_ptr<Executor> executor = makeExecutor(exe, options);
+  ASSERT_TRUE(executor);
+  EXPECT_EQ(executor->compileReport().cacheHits, (int64_t)modules->size());
+  Binding binding(freshSeed());
+  binding.poison();
+  FUSE_ASSERT_OK(executor->run(binding.inputPointers(),
+                               binding.outputPointers(), nullptr));
+  FUSE_ASSERT_OK(executor->synchronize(nullptr));
+  binding.expectResults();
+  for (const detail::ModuleBinary &module : *modules)
+    EXPECT_EQ(cache.lookup(module.cacheKey), module.cubin)
+        << "the junk entry was replaced by the real cubin";
+  std::filesystem::remove_all(options.cacheDir);
+}
+
+TEST(ExecutorGpu, MedianStepTime) {
+  FUSE_REQUIRE_GPU();
+  std::unique_ptr<Executor> executor =
+      makeExecutor(makeStepExecutable(), testOptions());
+  ASSERT_TRUE(executor);
+  Binding binding(freshSeed());
+  StatusOr<double> ms = executor->medianStepMilliseconds(
+      binding.inputPointers(), binding.outputPointers(), nullptr, 2, 5);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  EXPECT_GT(*ms, 0.0);
+  EXPECT_LT(*ms, 1000.0);
+  binding.expectResults();
+}
+
+TEST(ExecutorGpu, WrongArchIsRefused) {
+  FUSE_REQUIRE_GPU();
+  DeviceInfo device = *queryDevice();
+  Executable exe = makeStepExecutable();
+  exe.arch = device.arch() == "sm_80" ? "sm_90a" : "sm_80";
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(exe, testOptions());
+  ASSERT_FALSE(executor.ok());
+  const std::string &message = executor.status().message();
+  EXPECT_THAT(message, HasSubstr("executable @gpu_step was compiled for " +
+                                 exe.arch + " (compute capability "));
+  EXPECT_THAT(message, HasSubstr("but device " +
+                                 std::to_string(device.ordinal) + " (" +
+                                 device.name + ") is " + device.arch()));
+}
+
+TEST(ExecutorGpu, BindingErrorsNameTheTensor) {
+  FUSE_REQUIRE_GPU();
+  std::unique_ptr<Executor> executor =
+      makeExecutor(makeStepExecutable(), testOptions());
+  ASSERT_TRUE(executor);
+  Binding binding(freshSeed());
+  Status status = executor->run({}, binding.outputPointers(), nullptr);
+  EXPECT_EQ(status.message(),
+            "running @gpu_step: expected 1 inputs (x), got 0");
+  std::vector<void *> outputs = binding.outputPointers();
+  outputs[2] = nullptr;
+  status = executor->run(binding.inputPointers(), outputs, nullptr);
+  EXPECT_EQ(status.message(),
+            "running @gpu_step: output 2 (w, 1000xf32) is a null pointer");
+}
+
+TEST(ExecutorGpu, BadExecutablesAreRefusedBeforeRunning) {
+  FUSE_REQUIRE_GPU();
+  Executable exe = makeStepExecutable();
+  exe.kernels[1].body = "extern \"C\" __global__ void plus1(float *t) { ; ; x }";
+  StatusOr<std::unique_ptr<Executor>> broken =
+      Executor::create(exe, testOptions());
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.status().message(), HasSubstr("NVRTC failed to compile"));
+  EXPECT_THAT(broken.status().message(), HasSubstr("plus1"));
+
+  exe = makeStepExecutable();
+  exe.copies[0].bytes = 1 << 20;
+  StatusOr<std::unique_ptr<Executor>> invalid =
+      Executor::create(exe, testOptions());
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_THAT(invalid.status().message(),
+              HasSubstr("executable @gpu_step: copy 0 source covers"));
+}
+
+TEST(ExecutorGpu, OutOfMemorySaysHowMuch) {
+  FUSE_REQUIRE_GPU();
+  StatusOr<DeviceBuffer> huge = DeviceBuffer::allocate(int64_t(1) << 50, "x");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(),
+              HasSubstr("out of device memory: asked for 1024.0 TiB (x), "));
+  EXPECT_THAT(huge.status().message(), HasSubstr(" free of "));
+  // The failure left the context usable.
+  StatusOr<DeviceBuffer> small = DeviceBuffer::allocate(256, "y");
+  EXPECT_TRUE(small.ok()) << small.status().message();
+
+  Executable exe = makeStepExecutable();
+  exe.arenaBytes = int64_t(1) << 50;
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(exe, testOptions());
+  ASSERT_FALSE(executor.ok());
+  EXPECT_THAT(executor.status().message(),
+              HasSubstr("out of device memory: asked for 1024.0 TiB (arena "
+                        "of @gpu_step)"));
+}
+
+} // namespace

@@ -1,0 +1,41 @@
+//===- CudaRun.h - fuse-run --device=cuda -----------------------*- C++ -*-===//
+
+#ifndef FUSE_TOOLS_FUSE_RUN_CUDARUN_H
+#define FUSE_TOOLS_FUSE_RUN_CUDARUN_H
+
+#include "fuse/Interpreter/Inputs.h"
+#include "fuse/Support/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::fuse {
+
+struct CudaRunOptions {
+  /// Applied to the graph before code generation unless it is planned
+  /// already (has fuse.arena_size).
+  std::string pipeline = "fuse-pipeline";
+  bool check = false;
+  int iterations = 20;
+  int warmup = 3;
+  bool useCudaGraph = true;
+  bool useCache = true;
+  std::string cacheDir;
+  std::string saveExecutable;
+  std::string dumpOutputs;
+};
+
+/// Compiles `func` for the GPU, runs it on `inputs`, prints compile times,
+/// step time and kernel count; with `check`, compares every output with the
+/// CPU reference interpreter's. Errors are reported and fail.
+LogicalResult runOnCuda(MLIRContext &context, ModuleOp module,
+                        func::FuncOp func,
+                        const std::vector<::fuse::HostTensor> &inputs,
+                        const CudaRunOptions &options);
+
+} // namespace mlir::fuse
+
+#endif // FUSE_TOOLS_FUSE_RUN_CUDARUN_H
