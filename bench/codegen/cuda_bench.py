@@ -6,7 +6,9 @@ toolkit (FUSE_BIN_DIR) and torch.
     python3 bench/codegen/cuda_bench.py [--parts kernels,gemms,steps,compile]
                                         [-o bench/codegen/cuda_bench.json]
 
-Each fuse number is `fuse-run --device=cuda --iters N` on a graph: the median
+Torch GEMMs are timed both plainly and replayed from a CUDA graph (as
+fuse-run replays its step); the graph replay is the comparison. Each fuse
+number is `fuse-run --device=cuda --iters N` on a graph: the median
 step time over N CUDA-graph replays (CUDA events). Single-kernel graphs are
 made here (one fusion each; the plan is checked to have one launch), so their
 step time is the kernel's time. Bytes are what the kernel must move: its
@@ -66,6 +68,21 @@ def cuda_time_ms(fn, warmup=5, iters=50):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
     return sorted(times)[len(times) // 2]
+
+
+def cuda_graph_time_ms(fn, iters=50):
+    """fn captured once in a CUDA graph and replayed: timed as fuse-run's
+    replays are, without launch overhead."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return cuda_time_ms(graph.replay, iters=iters)
 
 
 def copy_bandwidth():
@@ -158,9 +175,11 @@ func.func @main(%x: tensor<{m}x{k}xbf16>, %w: tensor<{n}x{k}xbf16>) -> tensor<{m
         r = fuse_run(path, iters=100)
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-        torch_ms = cuda_time_ms(lambda: torch.matmul(x, w.t()), iters=100)
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        torch_ms = cuda_graph_time_ms(lambda: torch.matmul(x, w.t(), out=out), iters=100)
+        eager_ms = cuda_time_ms(lambda: torch.matmul(x, w.t(), out=out), iters=100)
         flops = 2 * m * n * k
-        row = dict(m=m, k=k, n=n, fuse_ms=r["step_ms"], torch_ms=torch_ms,
+        row = dict(m=m, k=k, n=n, fuse_ms=r["step_ms"], torch_ms=torch_ms, torch_eager_ms=eager_ms,
                    fuse_tflops=round(flops / r["step_ms"] / 1e9, 1),
                    torch_tflops=round(flops / torch_ms / 1e9, 1),
                    fuse_over_torch=round(torch_ms / r["step_ms"], 3))

@@ -3,10 +3,9 @@
 // Blocks of 32 columns x 8 row lanes: a warp reads 32 adjacent columns of a
 // row (coalesced), the 8 lanes combine in shared memory. When the columns
 // alone give too few blocks to fill the GPU (a bias gradient of 768 columns
-// over 8192 rows), the rows are split over gridDim.y and the partial sums
-// are added into the output with atomics, which a fill zeroes first; that
-// needs every per-column output to be a plain f32 sum. Otherwise one block
-// row covers all rows and finishes the per-column outputs itself.
+// over 8192 rows), the rows are split over gridDim.y: each block writes its
+// partial results to the workspace and a second, small kernel combines them
+// and computes the per-column outputs. Otherwise one kernel does both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,22 +24,36 @@ constexpr int64_t kColumns = 32;
 constexpr int64_t kRowLanes = 8;
 // Blocks that fill an H100/H200 about twice over.
 constexpr int64_t kTargetBlocks = 1056;
-// Rows a block lane should at least get, so the atomics stay few.
+// Rows a block lane should at least get, so the partials stay few.
 constexpr int64_t kMinRowsPerBlock = 64;
 
-/// Whether every per-column output is directly an f32 sum, so partial sums
-/// from several blocks can be added into it.
-bool atomicsAllowed(FusionOp fusion, int64_t columns) {
+/// The per-column outputs, from the combined `accumulators` (in scope as
+/// variables), at column `col`.
+void finishColumns(ScalarEmitter &emitter, CodeBuffer &code, FusionOp fusion,
+                   ArrayRef<ReduceOp> reduces,
+                   const std::vector<std::string> &accumulators,
+                   const std::vector<std::string> &outputs, int64_t rows,
+                   int64_t columns, llvm::DenseMap<Value, std::string> &reduced) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-    if (numElements(shapeOf(fusion.getResult(k))) != columns)
-      continue;
-    auto reduce = value.getDefiningOp<ReduceOp>();
-    if (!reduce || reduce.getKind() != ReduceKind::Sum ||
-        dtypeOf(value) != DType::F32)
-      return false;
+  for (auto [i, constReduce] : llvm::enumerate(reduces)) {
+    ReduceOp reduce = constReduce;
+    std::string value = accumulators[i];
+    if (reduce.getKind() == ReduceKind::Mean)
+      value = value + " / " + floatLiteral(static_cast<double>(rows));
+    std::string name = emitter.fresh("red");
+    code.line("const float " + name + " = " +
+              ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
+    reduced[reduce.getResult()] = name;
   }
-  return true;
+  emitter.pushScope();
+  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
+    Value result = fusion.getResult(k);
+    if (numElements(shapeOf(result)) != columns || rows == 1)
+      continue;
+    std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "col"));
+    code.line(storeStatement(outputs[k], dtypeOf(result), "col", element));
+  }
+  emitter.popScope();
 }
 
 } // namespace
@@ -95,22 +108,124 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
   }
 
   int64_t blockColumns = (columns + kColumns - 1) / kColumns;
-  int64_t splits = 1;
-  if (atomicsAllowed(fusion, columns))
-    splits = std::max<int64_t>(
-        1, std::min((kTargetBlocks + blockColumns - 1) / blockColumns,
-                    (rows + kRowLanes * kMinRowsPerBlock - 1) /
-                        (kRowLanes * kMinRowsPerBlock)));
-  bool atomic = splits > 1;
-
-  KernelParams params;
+  // Split the rows over gridDim.y until the GPU is full, if there are rows
+  // enough; the partial results then go through the workspace to a second
+  // kernel that finishes the per-column outputs (deterministic, unlike
+  // atomics, and open to any ops after the reductions).
+  int64_t splits = std::max<int64_t>(
+      1, std::min((kTargetBlocks + blockColumns - 1) / blockColumns,
+                  (rows + kRowLanes * kMinRowsPerBlock - 1) /
+                      (kRowLanes * kMinRowsPerBlock)));
   std::string indexType = indexTypeFor(fusion);
+  std::string n = std::to_string(columns);
+  auto [flops, bytes] = stepCost(fusion);
+  std::string label = describeOp(fusion);
+  int64_t partialFloats = static_cast<int64_t>(reduces.size()) * splits * columns;
+  runtime::BufferRef partials;
+  if (splits > 1)
+    partials = context.workspace(partialFloats * 4);
+
+  // Kernel 1: every element once; per-element outputs; column partials.
+  {
+    KernelParams params;
+    std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
+    std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+    std::string partial =
+        splits > 1 ? params.add("partial", DType::F32, false, partials) : "";
+    ScalarEmitter emitter(body, inputs, indexType);
+    emitter.requireHelper("math.cuh");
+    llvm::DenseMap<Value, std::string> reduced;
+    emitter.setOverride([&](Value value, const Index &) -> std::optional<std::string> {
+      auto found = reduced.find(value);
+      if (found == reduced.end())
+        return std::nullopt;
+      return found->second;
+    });
+    CodeBuffer code;
+    emitter.setCode(code);
+    code.line("using idx_t = " + indexType + ";");
+    code.line("const idx_t col = (idx_t)blockIdx.x * " + std::to_string(kColumns) +
+              " + threadIdx.x;");
+    std::vector<std::string> accumulators;
+    for (ReduceOp reduce : reduces) {
+      std::string acc = emitter.fresh("acc");
+      code.line("float " + acc + " = " + reductionInit(reduce.getKind()) + ";");
+      accumulators.push_back(acc);
+    }
+    code.line("if (col < " + n + ") {");
+    code.indent();
+    code.line("for (idx_t r = (idx_t)blockIdx.y * " + std::to_string(kRowLanes) +
+              " + threadIdx.y; r < " + std::to_string(rows) +
+              "; r += (idx_t)gridDim.y * " + std::to_string(kRowLanes) + ") {");
+    code.indent();
+    code.line("const idx_t lin = r * " + n + " + col;");
+    emitter.pushScope();
+    for (auto [reduce, acc] : llvm::zip(reduces, accumulators)) {
+      std::string value = emitter.emit(
+          reduce.getOperand(), emitter.unflatten(shapeOf(reduce.getOperand()), "lin"));
+      code.line(acc + " = " + reductionCombine(reduce.getKind(), acc, value) + ";");
+    }
+    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
+      Value result = fusion.getResult(k);
+      if (numElements(shapeOf(result)) == columns && rows != 1)
+        continue;
+      std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "lin"));
+      code.line(storeStatement(outputs[k], dtypeOf(result), "lin", element));
+    }
+    emitter.popScope();
+    code.dedent();
+    code.line("}");
+    code.dedent();
+    code.line("}");
+    // Combine the row lanes of each column in shared memory.
+    for (size_t i = 0; i < accumulators.size(); ++i)
+      code.line("__shared__ float part" + std::to_string(i) + "[" +
+                std::to_string(kRowLanes) + "][" + std::to_string(kColumns + 1) + "];");
+    for (auto [i, acc] : llvm::enumerate(accumulators))
+      code.line("part" + std::to_string(i) + "[threadIdx.y][threadIdx.x] = " + acc + ";");
+    code.line("__syncthreads();");
+    code.line("if (threadIdx.y == 0 && col < " + n + ") {");
+    code.indent();
+    for (auto [i, constReduce] : llvm::enumerate(reduces)) {
+      ReduceOp reduce = constReduce;
+      std::string acc = accumulators[i], part = "part" + std::to_string(i);
+      code.line(acc + " = " + part + "[0][threadIdx.x];");
+      code.line("#pragma unroll");
+      code.line("for (int lane = 1; lane < " + std::to_string(kRowLanes) + "; ++lane) " +
+                acc + " = " +
+                reductionCombine(reduce.getKind(), acc, part + "[lane][threadIdx.x]") + ";");
+      if (splits > 1)
+        code.line(partial + "[" + std::to_string(static_cast<int64_t>(i) * splits * columns) +
+                  " + (idx_t)blockIdx.y * " + n + " + col] = " + acc + ";");
+    }
+    if (splits == 1)
+      finishColumns(emitter, code, fusion, reduces, accumulators, outputs, rows,
+                    columns, reduced);
+    code.dedent();
+    code.line("}");
+    if (emitter.failed())
+      return failure();
+    context.bindDenseConstants(emitter, params);
+    KernelSpec spec;
+    spec.kind = "column_reduction";
+    spec.body = kernelSignature(params, static_cast<int>(kColumns * kRowLanes)) +
+                code.text() + "}\n";
+    spec.helpers = emitter.helpers();
+    spec.grid = {static_cast<uint32_t>(blockColumns), static_cast<uint32_t>(splits), 1};
+    spec.block = {static_cast<uint32_t>(kColumns), static_cast<uint32_t>(kRowLanes), 1};
+    spec.args = params.args;
+    context.addLaunch(spec, label, label, flops, bytes);
+  }
+  if (splits == 1)
+    return success();
+
+  // Kernel 2: per column, the partials combined and the per-column outputs.
+  KernelParams params;
   std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
   std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+  std::string partial = params.add("partial", DType::F32, true, partials);
   ScalarEmitter emitter(body, inputs, indexType);
   emitter.requireHelper("math.cuh");
-  if (atomic)
-    emitter.requireHelper("reductions.cuh");
   llvm::DenseMap<Value, std::string> reduced;
   emitter.setOverride([&](Value value, const Index &) -> std::optional<std::string> {
     auto found = reduced.find(value);
@@ -118,105 +233,37 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
       return std::nullopt;
     return found->second;
   });
-
   CodeBuffer code;
   emitter.setCode(code);
-  std::string n = std::to_string(columns);
   code.line("using idx_t = " + indexType + ";");
-  code.line("const idx_t col = (idx_t)blockIdx.x * " + std::to_string(kColumns) +
-            " + threadIdx.x;");
+  code.line("const idx_t col = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;");
+  code.line("if (col >= " + n + ") return;");
   std::vector<std::string> accumulators;
-  for (ReduceOp reduce : reduces) {
+  for (auto [i, constReduce] : llvm::enumerate(reduces)) {
+    ReduceOp reduce = constReduce;
     std::string acc = emitter.fresh("acc");
     code.line("float " + acc + " = " + reductionInit(reduce.getKind()) + ";");
+    code.line("for (int s = 0; s < " + std::to_string(splits) + "; ++s) " + acc + " = " +
+              reductionCombine(reduce.getKind(), acc,
+                               partial + "[" + std::to_string(static_cast<int64_t>(i) * splits * columns) +
+                                   " + s * " + n + " + col]") +
+              ";");
     accumulators.push_back(acc);
   }
-  code.line("if (col < " + n + ") {");
-  code.indent();
-  code.line("for (idx_t r = (idx_t)blockIdx.y * " + std::to_string(kRowLanes) +
-            " + threadIdx.y; r < " + std::to_string(rows) +
-            "; r += (idx_t)gridDim.y * " + std::to_string(kRowLanes) + ") {");
-  code.indent();
-  code.line("const idx_t lin = r * " + n + " + col;");
-  emitter.pushScope();
-  for (auto [reduce, acc] : llvm::zip(reduces, accumulators)) {
-    std::string value = emitter.emit(reduce.getOperand(),
-                                     emitter.unflatten(shapeOf(reduce.getOperand()), "lin"));
-    code.line(acc + " = " + reductionCombine(reduce.getKind(), acc, value) + ";");
-  }
-  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-    Value result = fusion.getResult(k);
-    if (numElements(shapeOf(result)) == columns && rows != 1)
-      continue;
-    std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "lin"));
-    code.line(storeStatement(outputs[k], dtypeOf(result), "lin", element));
-  }
-  emitter.popScope();
-  code.dedent();
-  code.line("}");
-  code.dedent();
-  code.line("}");
-
-  // Combine the 8 row lanes of each column in shared memory.
-  for (auto [i, acc] : llvm::enumerate(accumulators))
-    code.line("__shared__ float part" + std::to_string(i) + "[" +
-              std::to_string(kRowLanes) + "][" + std::to_string(kColumns + 1) +
-              "];");
-  for (auto [i, acc] : llvm::enumerate(accumulators))
-    code.line("part" + std::to_string(i) + "[threadIdx.y][threadIdx.x] = " + acc + ";");
-  code.line("__syncthreads();");
-  code.line("if (threadIdx.y == 0 && col < " + n + ") {");
-  code.indent();
-  for (auto [i, reduce] : llvm::enumerate(reduces)) {
-    std::string acc = accumulators[i], part = "part" + std::to_string(i);
-    code.line(acc + " = " + part + "[0][threadIdx.x];");
-    code.line("#pragma unroll");
-    code.line("for (int lane = 1; lane < " + std::to_string(kRowLanes) + "; ++lane) " +
-              acc + " = " +
-              reductionCombine(reduce.getKind(), acc, part + "[lane][threadIdx.x]") + ";");
-    std::string value = acc;
-    if (reduce.getKind() == ReduceKind::Mean)
-      value = acc + " / " + floatLiteral(static_cast<double>(rows));
-    std::string name = emitter.fresh("red");
-    code.line("const float " + name + " = " +
-              ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-    reduced[reduce.getResult()] = name;
-  }
-  emitter.pushScope();
-  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-    Value result = fusion.getResult(k);
-    if (numElements(shapeOf(result)) != columns || rows == 1)
-      continue;
-    std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "col"));
-    if (atomic)
-      code.line("atomicAdd(" + outputs[k] + " + col, " + element + ");");
-    else
-      code.line(storeStatement(outputs[k], dtypeOf(result), "col", element));
-  }
-  emitter.popScope();
-  code.dedent();
-  code.line("}");
+  finishColumns(emitter, code, fusion, reduces, accumulators, outputs, rows,
+                columns, reduced);
   if (emitter.failed())
     return failure();
   context.bindDenseConstants(emitter, params);
-
-  if (atomic)
-    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-      Value result = fusion.getResult(k);
-      if (numElements(shapeOf(result)) == columns)
-        context.addFill({context.buffer(result), columns * 4},
-                        "zero " + describeOp(fusion));
-    }
   KernelSpec spec;
-  spec.kind = "column_reduction";
-  spec.body = kernelSignature(params, static_cast<int>(kColumns * kRowLanes)) +
-              code.text() + "}\n";
+  spec.kind = "column_finish";
+  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
   spec.helpers = emitter.helpers();
-  spec.grid = {static_cast<uint32_t>(blockColumns), static_cast<uint32_t>(splits), 1};
-  spec.block = {static_cast<uint32_t>(kColumns), static_cast<uint32_t>(kRowLanes), 1};
+  spec.grid = {static_cast<uint32_t>((columns + 255) / 256), 1, 1};
+  spec.block = {256, 1, 1};
   spec.args = params.args;
-  auto [flops, bytes] = stepCost(fusion);
-  context.addLaunch(spec, describeOp(fusion), describeOp(fusion), flops, bytes);
+  context.addLaunch(spec, "finish " + label, "finish " + label, 0.0,
+                    static_cast<double>(partialFloats) * 4);
   return success();
 }
 

@@ -92,8 +92,11 @@ public:
                        const std::vector<void *> &outputs) const;
   void *resolve(const BufferRef &ref, const std::vector<void *> &inputs,
                 const std::vector<void *> &outputs) const;
+  /// With `stepEvents` (one more than there are steps), records event i
+  /// before step i and the last one after the step.
   Status enqueueSteps(cudaStream_t stream, const std::vector<void *> &inputs,
-                      const std::vector<void *> &outputs);
+                      const std::vector<void *> &outputs,
+                      const std::vector<cudaEvent_t> *stepEvents = nullptr);
   Status run(const std::vector<void *> &inputs,
              const std::vector<void *> &outputs, cudaStream_t stream);
   /// "step 12 (launch fuse_k3: loop: add, mul (model.py:34))".
@@ -259,10 +262,14 @@ std::string Executor::Impl::describeStep(size_t index) const {
 
 Status Executor::Impl::enqueueSteps(cudaStream_t stream,
                                     const std::vector<void *> &inputs,
-                                    const std::vector<void *> &outputs) {
+                                    const std::vector<void *> &outputs,
+                                    const std::vector<cudaEvent_t> *stepEvents) {
   std::vector<void *> values, params;
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Step &step = exe.steps[i];
+    if (stepEvents)
+      FUSE_RETURN_IF_ERROR(cudaCheck(cudaEventRecord((*stepEvents)[i], stream),
+                                     "timing steps: cudaEventRecord"));
     switch (step.kind) {
     case Step::Kind::Launch: {
       const KernelLaunch &launch = exe.launches[step.index];
@@ -323,6 +330,10 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
       FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream),
                                      describeStep(i) + " (FUSE_SYNC_STEPS)"));
   }
+  if (stepEvents)
+    FUSE_RETURN_IF_ERROR(cudaCheck(
+        cudaEventRecord((*stepEvents)[exe.steps.size()], stream),
+        "timing steps: cudaEventRecord"));
   return Status::success();
 }
 
@@ -399,6 +410,32 @@ Status Executor::synchronize(void *stream) {
                    "running " + impl_->name() +
                        " (an asynchronous error from one of its steps; set "
                        "FUSE_SYNC_STEPS=1 to find which)");
+}
+
+StatusOr<std::vector<double>>
+Executor::stepMilliseconds(const std::vector<void *> &inputs,
+                           const std::vector<void *> &outputs, void *stream) {
+  FUSE_RETURN_IF_ERROR(impl_->checkBindings(inputs, outputs));
+  auto cudaStream = static_cast<cudaStream_t>(stream);
+  EventList list;
+  for (size_t i = 0; i <= impl_->exe.steps.size(); ++i) {
+    cudaEvent_t event = nullptr;
+    FUSE_RETURN_IF_ERROR(
+        cudaCheck(cudaEventCreate(&event), "timing steps: cudaEventCreate"));
+    list.events.push_back(event);
+  }
+  FUSE_RETURN_IF_ERROR(
+      impl_->enqueueSteps(cudaStream, inputs, outputs, &list.events));
+  FUSE_RETURN_IF_ERROR(synchronize(stream));
+  std::vector<double> times;
+  for (size_t i = 0; i < impl_->exe.steps.size(); ++i) {
+    float ms = 0;
+    FUSE_RETURN_IF_ERROR(cudaCheck(
+        cudaEventElapsedTime(&ms, list.events[i], list.events[i + 1]),
+        "timing steps: cudaEventElapsedTime"));
+    times.push_back(ms);
+  }
+  return times;
 }
 
 StatusOr<double> Executor::medianStepMilliseconds(

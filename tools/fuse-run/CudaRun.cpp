@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -71,6 +72,61 @@ std::vector<void *> pointers(const std::vector<rt::DeviceBuffer> &buffers) {
   for (const rt::DeviceBuffer &buffer : buffers)
     result.push_back(buffer.data());
   return result;
+}
+
+/// "gemm", "attention", "loop", ...: what a step is, for the totals.
+std::string stepKind(const rt::Executable &executable, const rt::Step &step) {
+  const std::string &label = step.label;
+  if (label.find("attention") != std::string::npos)
+    return "attention (GEMMs + softmax)";
+  switch (step.kind) {
+  case rt::Step::Kind::Gemm: return "gemm (cuBLASLt)";
+  case rt::Step::Kind::Fill: return "fill";
+  case rt::Step::Kind::Copy: return "copy";
+  case rt::Step::Kind::Launch: break;
+  }
+  const std::string &name =
+      executable.kernels[executable.launches[step.index].kernel].name;
+  std::string kind = name.substr(5); // fuse_<kind>_<n>
+  return kind.substr(0, kind.rfind('_'));
+}
+
+LogicalResult printStepProfile(rt::Executor &executor,
+                               const std::vector<void *> &in,
+                               const std::vector<void *> &out, int top) {
+  rt::StatusOr<std::vector<double>> times = executor.stepMilliseconds(in, out, nullptr);
+  if (!times)
+    return fail(times.status());
+  const rt::Executable &executable = executor.executable();
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> byKind;
+  for (auto [step, ms] : llvm::zip(executable.steps, *times)) {
+    total += ms;
+    auto &entry = byKind[stepKind(executable, step)];
+    entry.first += ms;
+    entry.second += 1;
+  }
+  llvm::outs() << "profile (one step, plain launches, CUDA events between steps): "
+               << llvm::format("%.3f", total) << " ms\n";
+  std::vector<std::pair<std::string, std::pair<double, int>>> kinds(byKind.begin(), byKind.end());
+  llvm::sort(kinds, [](auto &a, auto &b) { return a.second.first > b.second.first; });
+  for (auto &[kind, entry] : kinds)
+    llvm::outs() << llvm::format("  %-30s %9.3f ms %5.1f%% %5d steps\n", kind.c_str(),
+                                 entry.first, 100.0 * entry.first / total, entry.second);
+  std::vector<size_t> order(times->size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::sort(order, [&](size_t a, size_t b) { return (*times)[a] > (*times)[b]; });
+  llvm::outs() << "slowest steps:\n";
+  for (size_t i = 0; i < order.size() && i < static_cast<size_t>(top); ++i) {
+    const rt::Step &step = executable.steps[order[i]];
+    double gbps = step.bytes / ((*times)[order[i]] * 1e6);
+    double tflops = step.flops / ((*times)[order[i]] * 1e9);
+    llvm::outs() << llvm::format("  %5zu %9.3f ms %8.1f GB/s %7.1f TFLOP/s  ", order[i],
+                                 (*times)[order[i]], gbps, tflops)
+                 << step.label.substr(0, 110) << "\n";
+  }
+  return success();
 }
 
 } // namespace
@@ -168,6 +224,9 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
                  << " warm-up, CUDA graph " << (options.useCudaGraph ? "on" : "off")
                  << ")\n";
   }
+  if (options.profileTop > 0 &&
+      failed(printStepProfile(**executor, in, out, options.profileTop)))
+    return failure();
   if (!options.dumpOutputs.empty() &&
       failed(saveOutputs(options.dumpOutputs, func, outputs)))
     return failure();

@@ -26,6 +26,8 @@ struct CudaRunOptions {
   std::string cacheDir;
   std::string saveExecutable;
   std::string dumpOutputs;
+  /// Print the `profileTop` slowest steps and the time per kind of step.
+  int profileTop = 0;
 };
 
 /// Compiles `func` for the GPU, runs it on `inputs`, prints compile times,

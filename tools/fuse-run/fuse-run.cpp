@@ -130,6 +130,11 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<bool> noCache("no-cache", cl::init(false),
                              cl::desc("Compile every kernel, read and write no cache"),
                              cl::cat(cudaCategory));
+static cl::opt<int> profileTop(
+    "profile-steps",
+    cl::desc("Also time every step once (plain launches, CUDA events between "
+             "steps) and print the time per kind of step and the N slowest"),
+    cl::init(0), cl::cat(cudaCategory));
 static cl::opt<std::string> saveExecutable(
     "save-executable",
     cl::desc("Also write the compiled executable to this file"),
@@ -223,6 +228,7 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     options.cacheDir = cacheDir;
     options.saveExecutable = saveExecutable;
     options.dumpOutputs = outputsPath;
+    options.profileTop = profileTop;
     return runOnCuda(context, *module, *func, inputs, options);
   }
 #endif

@@ -118,6 +118,14 @@ public:
                                           void *stream, int warmup,
                                           int iterations);
 
+  /// One step run with plain launches and a CUDA event between every two
+  /// steps: each step's time in milliseconds, in step order. Includes the
+  /// launch gaps a CUDA graph would hide; a first look until the profiler
+  /// (CUPTI) reports per-kernel times.
+  StatusOr<std::vector<double>> stepMilliseconds(const std::vector<void *> &inputs,
+                                                 const std::vector<void *> &outputs,
+                                                 void *stream);
+
   const CompileReport &compileReport() const;
   const Executable &executable() const;
 
