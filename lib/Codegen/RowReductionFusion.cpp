@@ -97,6 +97,10 @@ std::vector<int> reductionLevels(ArrayRef<ReduceOp> reduces) {
   return levels;
 }
 
+/// Dynamic shared memory a long-row kernel may take for its inputs (H100
+/// and H200 allow 227 KiB per block; the rest is for the reductions).
+constexpr int64_t kRowSharedBytes = 200 * 1024;
+
 struct RowSchedule {
   int64_t threadsPerRow;
   int64_t rowsPerBlock;
@@ -164,6 +168,35 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
     return found->second;
   });
 
+  // Rows too long for registers keep the inputs read at the element's own
+  // position in shared memory (their storage type, as many as fit), so each
+  // is read from memory once, not once per pass: a 50k-entry vocabulary row
+  // of f32 logits takes 196 KiB.
+  std::vector<std::pair<unsigned, std::string>> rowShared;
+  int64_t sharedBytes = 0;
+  if (!schedule.cached) {
+    for (unsigned i = 0; i < fusion->getNumOperands(); ++i) {
+      Value input = body.getArgument(i);
+      int64_t bytes = rowLength * static_cast<int64_t>(dtypeSize(dtypeOf(input)));
+      bytes = (bytes + 15) / 16 * 16;
+      if (inputs[i].param.empty() ||
+          numElements(shapeOf(input)) != rows * rowLength ||
+          sharedBytes + bytes > kRowSharedBytes)
+        continue;
+      rowShared.push_back({i, "row" + std::to_string(i)});
+      sharedBytes += bytes;
+    }
+    emitter.setLoadHook([&](unsigned argument,
+                            const std::string &linear) -> std::optional<std::string> {
+      if (linear != "lin")
+        return std::nullopt;
+      for (auto &[index, name] : rowShared)
+        if (index == argument)
+          return name + "[j]";
+      return std::nullopt;
+    });
+  }
+
   CodeBuffer code;
   emitter.setCode(code);
   std::string tx = std::to_string(schedule.threadsPerRow);
@@ -175,6 +208,17 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
   bool blockWide = schedule.threadsPerRow > 32;
   if (blockWide)
     code.line("__shared__ float scratch[32];");
+  if (!rowShared.empty()) {
+    code.line("extern __shared__ __align__(16) unsigned char rowShared[];");
+    int64_t offset = 0;
+    for (auto &[index, name] : rowShared) {
+      DType dtype = dtypeOf(body.getArgument(index));
+      code.line(storageType(dtype) + " *" + name + " = (" + storageType(dtype) +
+                " *)(rowShared + " + std::to_string(offset) + ");");
+      offset += (rowLength * static_cast<int64_t>(dtypeSize(dtype)) + 15) / 16 * 16;
+    }
+  }
+  bool firstPass = true;
 
   // The loop over a row's elements; `emitBody` writes one element.
   auto rowLoop = [&](const std::function<void()> &emitBody) {
@@ -193,6 +237,12 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
     }
     code.indent();
     code.line("const idx_t lin = row * " + std::to_string(rowLength) + " + j;");
+    // The first pass fills the shared row; each thread reads back only the
+    // elements it wrote, so no barrier is needed.
+    if (firstPass)
+      for (auto &[index, name] : rowShared)
+        code.line(name + "[j] = " + inputs[index].param + "[lin];");
+    firstPass = false;
     // Cached: elements stay memoised across passes (they live on in the c*
     // arrays); only the index variables go out of scope with the loop.
     if (schedule.cached)
@@ -282,6 +332,7 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
   spec.helpers = emitter.helpers();
   int64_t blocks = (rows + schedule.rowsPerBlock - 1) / schedule.rowsPerBlock;
   spec.grid = {static_cast<uint32_t>(blocks), 1, 1};
+  spec.sharedBytes = static_cast<uint32_t>(sharedBytes);
   spec.block = {static_cast<uint32_t>(schedule.threadsPerRow),
                 static_cast<uint32_t>(schedule.rowsPerBlock), 1};
   spec.args = params.args;
