@@ -16,6 +16,7 @@ bin=${FUSE_BIN_DIR:-$root/build/bin}
 graph=${1:-$root/examples/gpt2_block.mlir}
 name=$(basename "$graph" .mlir)
 
+mkdir -p "$root/build"
 echo "==> fuse-pipeline: the kernel plan of $graph"
 "$bin/fuse-opt" "$graph" --fuse-pipeline --fuse-print-cost -o "$root/build/$name.fused.mlir"
 echo

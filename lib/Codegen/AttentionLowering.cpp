@@ -104,6 +104,11 @@ std::string typeArgument(DType dtype) { return storageType(dtype); }
 } // namespace
 
 LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
+  FailureOr<bool> flash = lowerFlashAttention(fusion, context);
+  if (failed(flash))
+    return failure();
+  if (*flash)
+    return success();
   Block &body = fusion.getBody().front();
   Operation *attention = &body.front();
   auto outer = [&](Value v) -> FailureOr<BufferRef> {

@@ -6,6 +6,12 @@
 // cuBLASLt call. Anything else runs the GEMM into the workspace (f32) and
 // the rest of the fusion as a loop kernel that reads it there.
 //
+// cuBLASLt's bias-gradient epilogues (BGRADA/BGRADB) are not used: the
+// pipeline already fuses each bias gradient (a column sum of the f32
+// gradient) into the column kernel that casts that gradient to bf16 for the
+// GEMMs, so the sum costs no extra read, and it is taken in f32 rather than
+// from the bf16 operand the GEMM would see.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"

@@ -44,6 +44,11 @@ mlir::LogicalResult lowerMatmul(mlir::fuse::MatmulOp matmul,
 /// Attention forward and backward as batched GEMMs around softmax kernels.
 mlir::LogicalResult lowerAttentionFusion(mlir::fuse::FusionOp fusion,
                                          CodegenContext &context);
+/// Attention on the flash kernels (kernels/flash_attention.cuh) when their
+/// dtype, head dim and mask allow: true when lowered, false (with a remark
+/// saying why) when the GEMM + softmax lowering must take it.
+mlir::FailureOr<bool> lowerFlashAttention(mlir::fuse::FusionOp fusion,
+                                          CodegenContext &context);
 mlir::LogicalResult lowerScatterAdd(mlir::fuse::ScatterAddOp scatter,
                                     CodegenContext &context);
 

@@ -97,6 +97,31 @@ extern "C" __global__ void fuse_test_reductions(const float *x, float *y) {
   fuse::atomicMinFloat(y + 1, a - b);
 }
 )cu"},
+      {"flash_common.cuh", R"cu(
+extern "C" __global__ void fuse_test_flash_common(int *o) {
+  o[0] = fuse::flashForwardSharedBytes(64) + fuse::flashBackwardSharedBytes(128);
+}
+)cu"},
+      {"flash_forward.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_fwd(
+    const fuse::bf16 *q, const fuse::bf16 *k, const fuse::bf16 *v,
+    const long long *s, fuse::bf16 *o, float *l, fuse::FlashParams p) {
+  fuse::flashAttentionForward<fuse::bf16, 64>(q, k, v, nullptr, s, s, o, l, p);
+}
+)cu"},
+      {"flash_backward.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_bwd(
+    const fuse::f16 *o, const fuse::f16 *d, float *dl, float *a,
+    fuse::f16 *dq, fuse::FlashParams p) {
+  fuse::flashBackwardPreprocess<fuse::f16, 64>(o, d, dl, a, p);
+  fuse::flashBackwardConvertDq<fuse::f16, 64>(a, dq, p);
+}
+)cu"},
+      {"flash_attention.cuh", R"cu(
+extern "C" __global__ void fuse_test_flash_attention(int *o) {
+  o[0] = fuse::kFlashBlockM;
+}
+)cu"},
       {"attention_softmax.cuh", R"cu(
 template <typename T>
 __device__ void fuseTestAttention(const float *s, float *lse, const float *dp,

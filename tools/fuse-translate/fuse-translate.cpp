@@ -33,6 +33,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::fuse;
 namespace cl = llvm::cl;
@@ -72,8 +74,11 @@ static cl::opt<std::string> saveExecutable(
     cl::desc("Also write the executable (runs on another machine) to this file"),
     cl::cat(category));
 static cl::opt<int> maxRegisters(
-    "max-registers", cl::init(128),
-    cl::desc("--nvrtc-check: most registers a kernel may use"), cl::cat(category));
+    "max-registers", cl::init(255),
+    cl::desc("--nvrtc-check: most registers a kernel may use (beyond this, a "
+             "kernel also fails when one block of its launch does not fit the "
+             "65536 registers of an SM)"),
+    cl::cat(category));
 static cl::opt<int> maxSpillBytes(
     "max-spill-bytes", cl::init(0),
     cl::desc("--nvrtc-check: most spill store+load bytes a kernel may have"),
@@ -92,8 +97,16 @@ LogicalResult nvrtcCheck(const rt::Executable &executable, llvm::raw_ostream &os
   bool ok = true;
   os << llvm::format("%-40s %9s %12s %12s\n", "kernel", "registers",
                      "spill-stores", "spill-loads");
+  // The largest block each kernel is launched with.
+  std::map<std::string, int64_t> threads;
+  for (const rt::KernelLaunch &launch : executable.launches) {
+    int64_t n = int64_t(launch.block[0]) * launch.block[1] * launch.block[2];
+    int64_t &most = threads[executable.kernels[launch.kernel].name];
+    most = std::max(most, n);
+  }
   for (const rt::KernelResources &kernel : module->kernels) {
     bool over = kernel.registers > maxRegisters ||
+                kernel.registers * threads[kernel.name] > 65536 ||
                 kernel.spillStoreBytes + kernel.spillLoadBytes > maxSpillBytes;
     ok &= !over;
     os << llvm::format("%-40s %9d %12d %12d", kernel.name.c_str(),

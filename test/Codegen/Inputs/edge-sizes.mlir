@@ -56,3 +56,23 @@ func.func @embedding(%table: tensor<50x24xf32>, %ids: tensor<3x7xi64> {fuse.inde
   %1 = fuse.scatter_add %zero[%ids], %grad, dim = 0 : (tensor<50x24xf32>, tensor<3x7xi64>, tensor<3x7x24xf32>) -> tensor<50x24xf32>
   return %0, %1 : tensor<3x7x24xf32>, tensor<50x24xf32>
 }
+
+// Head dims 64 and 128 in bf16 (the default pipeline) take the flash kernels;
+// in f32 the GEMM + softmax path. Lengths that are not multiples of the tiles,
+// grouped-query heads, forward and backward.
+func.func @flash_d64(%q: tensor<2x3x100x64xf32>, %k: tensor<2x3x100x64xf32>, %v: tensor<2x3x100x64xf32>, %dout: tensor<2x3x100x64xf32>) -> (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>) {
+  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>) -> (tensor<2x3x100x64xf32>, tensor<2x3x100xf32>)
+  %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %dout, %q, %k, %v, %o, %lse causal scale = 1.250000e-01 : (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100xf32>) -> (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>)
+  return %o, %dq, %dk, %dv : tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>
+}
+
+func.func @flash_d128_gqa(%q: tensor<1x4x77x128xf32>, %k: tensor<1x2x77x128xf32>, %v: tensor<1x2x77x128xf32>, %dout: tensor<1x4x77x128xf32>) -> (tensor<1x4x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>) {
+  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v scale = 0.0883883461 : (tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>) -> (tensor<1x4x77x128xf32>, tensor<1x4x77xf32>)
+  %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %dout, %q, %k, %v, %o, %lse scale = 0.0883883461 : (tensor<1x4x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x4x77xf32>) -> (tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>)
+  return %o, %dq, %dk, %dv : tensor<1x4x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>
+}
+
+func.func @flash_f16(%q: tensor<1x2x50x64xf16>, %k: tensor<1x2x50x64xf16>, %v: tensor<1x2x50x64xf16>) -> tensor<1x2x50x64xf16> {
+  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>) -> (tensor<1x2x50x64xf16>, tensor<1x2x50xf32>)
+  return %o : tensor<1x2x50x64xf16>
+}

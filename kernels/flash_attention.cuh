@@ -1,0 +1,19 @@
+// fuse-depends: flash_forward.cuh flash_backward.cuh
+//===- flash_attention.cuh - The flash-attention kernels, all of them -----===//
+//
+// The one name the code generator asks for: flash_common.cuh (parameters,
+// tile sizes, tensor-core primitives), flash_forward.cuh and
+// flash_backward.cuh come in front of it through the fuse-depends line.
+//
+//   flashAttentionForward<T, D>   grid (ceil(tq / kFlashBlockM), qHeads, batch),
+//                                 kFlashThreads, flashForwardSharedBytes(D)
+//   flashBackwardPreprocess<T, D> grid (ceil(tq / kFlashBlockM), qHeads, batch),
+//                                 kFlashThreads, no shared memory
+//   flashAttentionBackward<T, D>  grid (ceil(tk / kFlashBlockN), kvHeads, batch),
+//                                 kFlashBackwardThreads, flashBackwardSharedBytes(D)
+//   flashBackwardConvertDq<T, D>  as the preprocess
+//
+// T is fuse::bf16 or fuse::f16, D is 64 or 128. Wrapper kernels should
+// carry __launch_bounds__ of their block size.
+//
+//===----------------------------------------------------------------------===//

@@ -1,0 +1,97 @@
+//===- FlashAttentionBench.cpp - Times the flash kernels (not a test) -----===//
+//
+//   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16]
+//
+// prints one JSON object: the median step time (CUDA graph replay, CUDA
+// events) of the forward alone and of forward + backward (the forward then
+// the three backward launches), and TFLOP/s by FlashAttention's convention:
+// forward 4 B H T^2 D (halved when causal), backward 2.5 x the forward.
+// bench/attention/flash_bench.py runs it beside torch SDPA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashAttentionExecutable.h"
+#include "GpuTestUtil.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace fuse;
+using namespace fuse::runtime;
+using namespace fuse::runtime::testing;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::printf("{\"error\": \"%s\"}\n", message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s B H T D causal [bf16|f16]\n", argv[0]);
+    return 2;
+  }
+  fuse::testing::FlashCase c;
+  c.batch = std::atoi(argv[1]);
+  c.qHeads = c.kvHeads = std::atoi(argv[2]);
+  c.tq = c.tk = std::atoi(argv[3]);
+  c.headDim = std::atoi(argv[4]);
+  c.causal = std::atoi(argv[5]) != 0;
+  c.dtype = argc > 6 && std::string(argv[6]) == "f16" ? DType::F16 : DType::BF16;
+  StatusOr<DeviceInfo> device = queryDevice();
+  if (!device.ok())
+    return fail(device.status().message());
+
+  const int64_t qElems = int64_t(c.batch) * c.qHeads * c.tq * c.headDim;
+  std::vector<DeviceBuffer> inputs;
+  for (int i = 0; i < 4; ++i)
+    inputs.push_back(uploadValues(randomValues(qElems, c.dtype, 7 + i), c.dtype));
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<DeviceBuffer> buffer = DeviceBuffer::allocate(8, "seed");
+    long long zero = 0;
+    if (!buffer.ok() || !buffer->upload(&zero, 8).ok())
+      return fail("seed buffer");
+    inputs.push_back(std::move(*buffer));
+  }
+  const size_t dsize = dtypeSize(c.dtype);
+  std::vector<DeviceBuffer> outputs;
+  for (int64_t bytes : {qElems * int64_t(dsize), qElems / c.headDim * 4, qElems * int64_t(dsize),
+                        qElems * int64_t(dsize), qElems * int64_t(dsize)}) {
+    StatusOr<DeviceBuffer> buffer = DeviceBuffer::allocate(bytes, "output");
+    if (!buffer.ok())
+      return fail(buffer.status().message());
+    outputs.push_back(std::move(*buffer));
+  }
+  std::vector<void *> in, out;
+  for (DeviceBuffer &b : inputs)
+    in.push_back(b.data());
+  for (DeviceBuffer &b : outputs)
+    out.push_back(b.data());
+
+  double fwdFlops = 4.0 * c.batch * c.qHeads * double(c.tq) * c.tk * c.headDim;
+  if (c.causal)
+    fwdFlops /= 2;
+  double ms[2] = {0, 0};
+  for (int backward = 0; backward < 2; ++backward) {
+    c.backward = backward;
+    StatusOr<std::unique_ptr<Executor>> executor =
+        Executor::create(fuse::testing::makeFlashExecutable(c), testOptions(true));
+    if (!executor.ok())
+      return fail(executor.status().message());
+    std::vector<void *> outs(out.begin(), out.begin() + (backward ? 5 : 2));
+    StatusOr<double> median = (*executor)->medianStepMilliseconds(in, outs, nullptr, 10, 50);
+    if (!median.ok())
+      return fail(median.status().message());
+    ms[backward] = *median;
+  }
+  std::printf("{\"B\": %d, \"H\": %d, \"T\": %d, \"D\": %d, \"causal\": %s, \"dtype\": \"%s\", "
+              "\"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f, \"fwd_tflops\": %.1f, "
+              "\"fwd_bwd_tflops\": %.1f}\n",
+              c.batch, c.qHeads, c.tq, c.headDim, c.causal ? "true" : "false",
+              c.dtype == DType::BF16 ? "bf16" : "f16", ms[0], ms[1],
+              fwdFlops / (ms[0] * 1e-3) / 1e12, 3.5 * fwdFlops / (ms[1] * 1e-3) / 1e12);
+  return 0;
+}

@@ -1,0 +1,167 @@
+//===- FlashAttentionExecutable.h - Hand-built flash executables -*- C++ -*-===//
+//
+// An Executable that runs kernels/flash_attention.cuh the way the code
+// generator launches it (thin extern "C" wrappers, FlashParams as a literal,
+// grids and shared bytes from FlashAttentionConfig.h): the forward alone, or
+// the forward followed by the three backward launches. Shared by the GPU
+// test and the benchmark harness.
+//
+// Inputs : 0 q, 1 k, 2 v, 3 dout, 4 seed (i64), 5 offset (i64), [6 mask]
+// Outputs: 0 out, 1 lse (f32 [b, h, tq]), and with backward 2 dq, 3 dk, 4 dv
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_TEST_UNITTESTS_FLASHATTENTIONEXECUTABLE_H
+#define FUSE_TEST_UNITTESTS_FLASHATTENTIONEXECUTABLE_H
+
+#include "fuse/Codegen/DeviceLibrary.h"
+#include "fuse/Codegen/FlashAttentionConfig.h"
+#include "fuse/Runtime/Executable.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace fuse::testing {
+
+enum class FlashMask { None, PerBatch /*[b,1,tq,tk]*/, KeysOnly /*[1,1,1,tk]*/ };
+
+struct FlashCase {
+  DType dtype = DType::BF16;
+  int batch = 1, qHeads = 1, kvHeads = 1, tq = 1, tk = 1, headDim = 64;
+  bool causal = false;
+  FlashMask mask = FlashMask::None;
+  float dropout = 0.0f;
+  bool backward = true;
+
+  float scale() const { return 1.0f / std::sqrt(static_cast<float>(headDim)); }
+  long long maskStrideB() const {
+    return mask == FlashMask::PerBatch ? static_cast<long long>(tq) * tk : 0;
+  }
+  long long maskStrideQ() const { return mask == FlashMask::PerBatch ? tk : 0; }
+  int64_t maskElements() const {
+    return mask == FlashMask::None ? 0
+           : mask == FlashMask::PerBatch ? static_cast<int64_t>(batch) * tq * tk
+                                         : tk;
+  }
+};
+
+inline uint32_t flashTiles(int n, int tile) {
+  return static_cast<uint32_t>((n + tile - 1) / tile);
+}
+
+inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
+  using namespace runtime;
+  using namespace fuse::codegen;
+  const std::string t = c.dtype == DType::BF16 ? "fuse::bf16" : "fuse::f16";
+  const std::string targs = "<" + t + ", " + std::to_string(c.headDim) + ">";
+  const int64_t qElems = int64_t(c.batch) * c.qHeads * c.tq * c.headDim;
+  const int64_t kvElems = int64_t(c.batch) * c.kvHeads * c.tk * c.headDim;
+  const int64_t rows = int64_t(c.batch) * c.qHeads * c.tq;
+  const bool hasMask = c.mask != FlashMask::None;
+  const int64_t B = c.batch, H = c.qHeads, KVH = c.kvHeads, TQ = c.tq, TK = c.tk,
+                D = c.headDim;
+
+  Executable exe;
+  exe.entry = "flash_test";
+  exe.arch = "sm_90a";
+  exe.inputs = {{"q", c.dtype, {B, H, TQ, D}},
+                {"k", c.dtype, {B, KVH, TK, D}},
+                {"v", c.dtype, {B, KVH, TK, D}},
+                {"dout", c.dtype, {B, H, TQ, D}},
+                {"seed", DType::I64, {}},
+                {"offset", DType::I64, {}}};
+  if (hasMask)
+    exe.inputs.push_back({"mask", c.dtype, {c.maskElements()}});
+  exe.outputs = {{"out", c.dtype, {B, H, TQ, D}},
+                 {"lse", DType::F32, {B, H, TQ}}};
+  if (c.backward) {
+    exe.outputs.push_back({"dq", c.dtype, {B, H, TQ, D}});
+    exe.outputs.push_back({"dk", c.dtype, {B, KVH, TK, D}});
+    exe.outputs.push_back({"dv", c.dtype, {B, KVH, TK, D}});
+  }
+  // Arena: delta (f32 per row), then dqAccum (f32 like q), 256-aligned.
+  const int64_t deltaBytes = (rows * 4 + 255) / 256 * 256;
+  exe.arenaBytes = deltaBytes + qElems * 4 + 256;
+  (void)kvElems;
+  // The runtime pastes exactly the files a kernel names: the whole closure.
+  for (const std::string &name : helperClosure({"flash_attention.cuh"}))
+    exe.helperSources.push_back({name, deviceLibraryFile(name).text});
+
+  char params[512];
+  std::snprintf(params, sizeof(params),
+                "  fuse::FlashParams p{%d, %d, %d, %d, %d, %af, %s, %lldLL, 0LL, "
+                "%lldLL, %af};\n",
+                c.batch, c.qHeads, c.kvHeads, c.tq, c.tk, c.scale(),
+                c.causal ? "true" : "false", c.maskStrideB(), c.maskStrideQ(),
+                c.dropout);
+  const std::string maskParam = hasMask ? ", const " + t + " *mask" : "";
+  const std::string maskArg = hasMask ? "mask" : "nullptr";
+  auto kernel = [&](const std::string &name, int threads, const std::string &sig,
+                    const std::string &call) {
+    exe.kernels.push_back({name,
+                           "extern \"C\" __global__ void __launch_bounds__(" +
+                               std::to_string(threads) + ") " + name + "(" + sig +
+                               ") {\n" + params + "  " + call + ";\n}\n",
+                           helperClosure({"flash_attention.cuh"})});
+  };
+  kernel("flash_fwd", kFlashThreads,
+         "const " + t + " *q, const " + t + " *k, const " + t +
+             " *v, const long long *seed, const long long *offset" + maskParam +
+             ", " + t + " *out, float *lse",
+         "fuse::flashAttentionForward" + targs + "(q, k, v, " + maskArg +
+             ", seed, offset, out, lse, p)");
+  std::vector<BufferRef> fwdArgs = {BufferRef::input(0), BufferRef::input(1),
+                                    BufferRef::input(2), BufferRef::input(4),
+                                    BufferRef::input(5)};
+  if (hasMask)
+    fwdArgs.push_back(BufferRef::input(6));
+  fwdArgs.push_back(BufferRef::output(0));
+  fwdArgs.push_back(BufferRef::output(1));
+  const std::array<uint32_t, 3> queryGrid{flashTiles(c.tq, kFlashBlockM),
+                                          uint32_t(c.qHeads), uint32_t(c.batch)};
+  exe.launches.push_back({0, queryGrid, {uint32_t(kFlashThreads), 1, 1},
+                          uint32_t(flashForwardSharedBytes(c.headDim)), fwdArgs});
+  exe.steps.push_back({Step::Kind::Launch, 0, "flash forward", 0, 0});
+  if (!c.backward)
+    return exe;
+
+  kernel("flash_pre", kFlashThreads,
+         "const " + t + " *out, const " + t + " *dout, float *delta, float *acc",
+         "fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p)");
+  kernel("flash_bwd", kFlashBackwardThreads,
+         "const " + t + " *q, const " + t + " *k, const " + t +
+             " *v, const long long *seed, const long long *offset" + maskParam +
+             ", const " + t + " *dout, const float *lse, const float *delta, "
+             "float *acc, " + t + " *dk, " + t + " *dv",
+         "fuse::flashAttentionBackward" + targs + "(q, k, v, " + maskArg +
+             ", seed, offset, dout, lse, delta, acc, dk, dv, p)");
+  kernel("flash_dq", kFlashThreads, "const float *acc, " + t + " *dq",
+         "fuse::flashBackwardConvertDq" + targs + "(acc, dq, p)");
+  const BufferRef delta = BufferRef::arena(0), acc = BufferRef::arena(deltaBytes);
+  exe.launches.push_back({1, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
+                          {BufferRef::output(0), BufferRef::input(3), delta, acc}});
+  std::vector<BufferRef> bwdArgs = {BufferRef::input(0), BufferRef::input(1),
+                                    BufferRef::input(2), BufferRef::input(4),
+                                    BufferRef::input(5)};
+  if (hasMask)
+    bwdArgs.push_back(BufferRef::input(6));
+  for (BufferRef ref : {BufferRef::input(3), BufferRef::output(1), delta, acc,
+                        BufferRef::output(3), BufferRef::output(4)})
+    bwdArgs.push_back(ref);
+  exe.launches.push_back({2,
+                          {flashTiles(c.tk, kFlashBlockN), uint32_t(c.kvHeads),
+                           uint32_t(c.batch)},
+                          {uint32_t(kFlashBackwardThreads), 1, 1},
+                          uint32_t(flashBackwardSharedBytes(c.headDim)), bwdArgs});
+  exe.launches.push_back({3, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
+                          {acc, BufferRef::output(2)}});
+  exe.steps.push_back({Step::Kind::Launch, 1, "flash preprocess", 0, 0});
+  exe.steps.push_back({Step::Kind::Launch, 2, "flash backward", 0, 0});
+  exe.steps.push_back({Step::Kind::Launch, 3, "flash dq", 0, 0});
+  return exe;
+}
+
+} // namespace fuse::testing
+
+#endif // FUSE_TEST_UNITTESTS_FLASHATTENTIONEXECUTABLE_H

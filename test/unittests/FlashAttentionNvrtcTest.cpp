@@ -1,0 +1,106 @@
+//===- FlashAttentionNvrtcTest.cpp - Flash kernels under NVRTC, no GPU ----===//
+//
+// The flash-attention device functions, wrapped as the code generator wraps
+// them, compile with NVRTC for sm_90a (no include path) for every element
+// type and head dim, without a byte of register spill (a spilled
+// accumulator tile would cost more than the kernel saves), and the launch
+// constants the host computes grids with (FlashAttentionConfig.h) equal the
+// device file's (static_asserts compiled into the unit).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Codegen/DeviceLibrary.h"
+#include "fuse/Codegen/FlashAttentionConfig.h"
+#include "fuse/Runtime/KernelCompiler.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace fuse::codegen;
+
+namespace {
+
+std::string wrappers(const std::string &t, int d, const std::string &tag) {
+  const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
+  const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads) ";
+  const std::string bwdBounds = "__launch_bounds__(fuse::kFlashBackwardThreads) ";
+  return "extern \"C\" __global__ void " + fwdBounds + "flash_fwd_" + tag + "(const " + t +
+         " *q, const " + t + " *k, const " + t + " *v, const " + t +
+         " *mask, const long long *seed, const long long *offset, " + t +
+         " *out, float *lse, fuse::FlashParams p) {\n"
+         "  fuse::flashAttentionForward" + targs +
+         "(q, k, v, mask, seed, offset, out, lse, p);\n}\n"
+         "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
+         " *out, const " + t + " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p);\n}\n"
+         "extern \"C\" __global__ void " + bwdBounds + "flash_bwd_" + tag + "(const " + t +
+         " *q, const " + t + " *k, const " + t + " *v, const " + t +
+         " *mask, const long long *seed, const long long *offset, const " + t +
+         " *dout, const float *lse, const float *delta, float *acc, " + t + " *dk, " + t +
+         " *dv, fuse::FlashParams p) {\n"
+         "  fuse::flashAttentionBackward" + targs +
+         "(q, k, v, mask, seed, offset, dout, lse, delta, acc, dk, dv, p);\n}\n"
+         "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
+         "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardConvertDq" + targs + "(acc, dq, p);\n}\n";
+}
+
+std::string constantChecks() {
+  std::string s;
+  auto check = [&](const std::string &device, int host) {
+    s += "static_assert(" + device + " == " + std::to_string(host) + ", \"" + device +
+         " differs from FlashAttentionConfig.h\");\n";
+  };
+  check("fuse::kFlashBlockM", kFlashBlockM);
+  check("fuse::kFlashBlockN", kFlashBlockN);
+  check("fuse::kFlashThreads", kFlashThreads);
+  check("fuse::kFlashBackwardThreads", kFlashBackwardThreads);
+  check("fuse::kFlashBackwardBlockM", kFlashBackwardBlockM);
+  check("fuse::kFlashPad", kFlashPad);
+  for (int d : {64, 128}) {
+    check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
+          flashForwardSharedBytes(d));
+    check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")",
+          flashBackwardSharedBytes(d));
+  }
+  return s;
+}
+
+std::string flashSource() {
+  std::string source;
+  for (const std::string &name : helperClosure({"flash_attention.cuh"}))
+    source += deviceLibraryFile(name).text;
+  return source;
+}
+
+TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
+  fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
+      fuse::runtime::compileWithNvrtc(flashSource() + constantChecks(),
+                                      "flash_constants", {});
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  // Shared memory stays within one H100 SM's 227 KiB opt-in limit.
+  EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
+  EXPECT_LE(flashBackwardSharedBytes(128), 227 * 1024);
+}
+
+TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
+  std::string source = flashSource();
+  for (const char *type : {"fuse::bf16", "fuse::f16"})
+    for (int d : {64, 128})
+      source += wrappers(type, d,
+                         std::string(type[6] == 'b' ? "bf16_" : "f16_") + std::to_string(d));
+  fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
+      fuse::runtime::compileWithNvrtc(source, "flash_all", {});
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_EQ(module->kernels.size(), 16u) << module->log;
+  for (const fuse::runtime::KernelResources &kernel : module->kernels) {
+    EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
+    EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;
+    EXPECT_LE(kernel.registers, 255) << kernel.name;
+    std::printf("%-22s %3d registers\n", kernel.name.c_str(), kernel.registers);
+  }
+  EXPECT_EQ(module->log.find("warning"), std::string::npos) << module->log;
+}
+
+} // namespace
