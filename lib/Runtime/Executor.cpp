@@ -93,10 +93,13 @@ public:
   void *resolve(const BufferRef &ref, const std::vector<void *> &inputs,
                 const std::vector<void *> &outputs) const;
   /// With `stepEvents` (one more than there are steps), records event i
-  /// before step i and the last one after the step.
+  /// before step i and the last one after the step. With `before`/`after`,
+  /// calls them around step i (the profiler's hooks).
   Status enqueueSteps(cudaStream_t stream, const std::vector<void *> &inputs,
                       const std::vector<void *> &outputs,
-                      const std::vector<cudaEvent_t> *stepEvents = nullptr);
+                      const std::vector<cudaEvent_t> *stepEvents = nullptr,
+                      const std::function<Status(size_t)> *before = nullptr,
+                      const std::function<Status(size_t)> *after = nullptr);
   Status run(const std::vector<void *> &inputs,
              const std::vector<void *> &outputs, cudaStream_t stream);
   /// "step 12 (launch fuse_k3: loop: add, mul (model.py:34))".
@@ -263,10 +266,14 @@ std::string Executor::Impl::describeStep(size_t index) const {
 Status Executor::Impl::enqueueSteps(cudaStream_t stream,
                                     const std::vector<void *> &inputs,
                                     const std::vector<void *> &outputs,
-                                    const std::vector<cudaEvent_t> *stepEvents) {
+                                    const std::vector<cudaEvent_t> *stepEvents,
+                                    const std::function<Status(size_t)> *before,
+                                    const std::function<Status(size_t)> *after) {
   std::vector<void *> values, params;
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Step &step = exe.steps[i];
+    if (before && *before)
+      FUSE_RETURN_IF_ERROR((*before)(i));
     if (stepEvents)
       FUSE_RETURN_IF_ERROR(cudaCheck(cudaEventRecord((*stepEvents)[i], stream),
                                      "timing steps: cudaEventRecord"));
@@ -329,6 +336,8 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
     if (syncSteps)
       FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream),
                                      describeStep(i) + " (FUSE_SYNC_STEPS)"));
+    if (after && *after)
+      FUSE_RETURN_IF_ERROR((*after)(i));
   }
   if (stepEvents)
     FUSE_RETURN_IF_ERROR(cudaCheck(
@@ -474,6 +483,20 @@ StatusOr<double> Executor::medianStepMilliseconds(
   std::sort(times.begin(), times.end());
   size_t mid = times.size() / 2;
   return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+Status Executor::runWithStepHooks(const std::vector<void *> &inputs,
+                                  const std::vector<void *> &outputs,
+                                  void *stream,
+                                  const std::function<Status(size_t)> &before,
+                                  const std::function<Status(size_t)> &after) {
+  FUSE_RETURN_IF_ERROR(impl_->checkBindings(inputs, outputs));
+  return impl_->enqueueSteps(static_cast<cudaStream_t>(stream), inputs,
+                             outputs, nullptr, &before, &after);
+}
+
+void *Executor::kernelHandle(int64_t index) const {
+  return reinterpret_cast<void *>(impl_->kernels->kernel(index));
 }
 
 const CompileReport &Executor::compileReport() const { return impl_->report; }

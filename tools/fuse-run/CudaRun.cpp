@@ -3,7 +3,8 @@
 // The whole path a user takes: pipeline, code generation, NVRTC (through the
 // cubin cache), one step on the GPU, outputs compared with the reference
 // interpreter. Outputs are poisoned (all bits set: NaN for floats) before the
-// run, so an element no kernel writes fails the check.
+// run, so an element no kernel writes fails the check. --profile runs the
+// executor's profiler (Profiler.h) after the checked run and timing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,14 +14,15 @@
 
 #include "fuse/Codegen/Codegen.h"
 #include "fuse/Interpreter/Interpreter.h"
+#include "fuse/Runtime/Calibration.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Runtime/Executor.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
-#include <map>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -74,58 +76,47 @@ std::vector<void *> pointers(const std::vector<rt::DeviceBuffer> &buffers) {
   return result;
 }
 
-/// "gemm", "attention", "loop", ...: what a step is, for the totals.
-std::string stepKind(const rt::Executable &executable, const rt::Step &step) {
-  const std::string &label = step.label;
-  if (label.find("attention") != std::string::npos)
-    return "attention (GEMMs + softmax)";
-  switch (step.kind) {
-  case rt::Step::Kind::Gemm: return "gemm (cuBLASLt)";
-  case rt::Step::Kind::Fill: return "fill";
-  case rt::Step::Kind::Copy: return "copy";
-  case rt::Step::Kind::Launch: break;
-  }
-  const std::string &name =
-      executable.kernels[executable.launches[step.index].kernel].name;
-  std::string kind = name.substr(5); // fuse_<kind>_<n>
-  return kind.substr(0, kind.rfind('_'));
+/// Writes `text` to `path`; an error names the file.
+LogicalResult writeText(const std::string &path, const std::string &text,
+                        const char *what) {
+  std::error_code error;
+  llvm::raw_fd_ostream file(path, error);
+  if (error)
+    return reportError(std::string("cannot write the ") + what + " to " +
+                       path + ": " + error.message());
+  file << text;
+  return success();
 }
 
-LogicalResult printStepProfile(rt::Executor &executor,
-                               const std::vector<void *> &in,
-                               const std::vector<void *> &out, int top) {
-  rt::StatusOr<std::vector<double>> times = executor.stepMilliseconds(in, out, nullptr);
-  if (!times)
-    return fail(times.status());
-  const rt::Executable &executable = executor.executable();
-  double total = 0;
-  std::map<std::string, std::pair<double, int>> byKind;
-  for (auto [step, ms] : llvm::zip(executable.steps, *times)) {
-    total += ms;
-    auto &entry = byKind[stepKind(executable, step)];
-    entry.first += ms;
-    entry.second += 1;
-  }
-  llvm::outs() << "profile (one step, plain launches, CUDA events between steps): "
-               << llvm::format("%.3f", total) << " ms\n";
-  std::vector<std::pair<std::string, std::pair<double, int>>> kinds(byKind.begin(), byKind.end());
-  llvm::sort(kinds, [](auto &a, auto &b) { return a.second.first > b.second.first; });
-  for (auto &[kind, entry] : kinds)
-    llvm::outs() << llvm::format("  %-30s %9.3f ms %5.1f%% %5d steps\n", kind.c_str(),
-                                 entry.first, 100.0 * entry.first / total, entry.second);
-  std::vector<size_t> order(times->size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  llvm::sort(order, [&](size_t a, size_t b) { return (*times)[a] > (*times)[b]; });
-  llvm::outs() << "slowest steps:\n";
-  for (size_t i = 0; i < order.size() && i < static_cast<size_t>(top); ++i) {
-    const rt::Step &step = executable.steps[order[i]];
-    double gbps = step.bytes / ((*times)[order[i]] * 1e6);
-    double tflops = step.flops / ((*times)[order[i]] * 1e9);
-    llvm::outs() << llvm::format("  %5zu %9.3f ms %8.1f GB/s %7.1f TFLOP/s  ", order[i],
-                                 (*times)[order[i]], gbps, tflops)
-                 << step.label.substr(0, 110) << "\n";
-  }
+/// --profile: Executor::profile, the tables, the JSON and the trace.
+LogicalResult profileStep(rt::Executor &executor, const std::vector<void *> &in,
+                          const std::vector<void *> &out,
+                          const rt::DeviceInfo &device,
+                          const CudaRunOptions &options) {
+  rt::ProfileOptions profileOptions;
+  profileOptions.warmup = options.warmup;
+  profileOptions.iterations = std::max(options.iterations, 1);
+  profileOptions.counters = options.counters;
+  profileOptions.peakTflops = options.peakTflops;
+  if (std::optional<rt::DeviceCeilings> calibrated =
+          rt::loadCalibration(options.cacheDir, device.name))
+    profileOptions.calibrated = *calibrated;
+  rt::StatusOr<rt::ProfileReport> report =
+      executor.profile(in, out, nullptr, profileOptions);
+  if (!report)
+    return fail(report.status());
+  // The one warning for counters that could not be read, on stderr too.
+  if (!report->countersWarning.empty())
+    llvm::errs() << "warning: " << report->countersWarning << "\n";
+  if (!report->ceilingsNote.empty())
+    llvm::errs() << "warning: " << report->ceilingsNote << "\n";
+  llvm::outs() << "\n" << rt::formatProfile(*report);
+  if (!options.profileJson.empty() &&
+      failed(writeText(options.profileJson, rt::profileJson(*report), "profile")))
+    return failure();
+  if (!options.tracePath.empty() &&
+      failed(writeText(options.tracePath, rt::chromeTrace(*report), "trace")))
+    return failure();
   return success();
 }
 
@@ -138,6 +129,17 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
   rt::StatusOr<rt::DeviceInfo> device = rt::queryDevice();
   if (!device)
     return fail(device.status());
+
+  if (options.calibrate) {
+    rt::StatusOr<rt::DeviceCeilings> ceilings = rt::calibrateDevice(options.cacheDir);
+    if (!ceilings)
+      return fail(ceilings.status());
+    llvm::outs() << "calibrated " << device->name << ": "
+                 << llvm::format("%.0f", ceilings->peakTflops) << " TFLOP/s (bf16 GEMM), "
+                 << llvm::format("%.0f", ceilings->bandwidthGBps)
+                 << " GB/s (copy, read + write); cached in "
+                 << rt::calibrationPath(options.cacheDir, device->name) << "\n";
+  }
 
   auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> planned = module.clone();
@@ -224,8 +226,8 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
                  << " warm-up, CUDA graph " << (options.useCudaGraph ? "on" : "off")
                  << ")\n";
   }
-  if (options.profileTop > 0 &&
-      failed(printStepProfile(**executor, in, out, options.profileTop)))
+  if (options.profile &&
+      failed(profileStep(**executor, in, out, *device, options)))
     return failure();
   if (!options.dumpOutputs.empty() &&
       failed(saveOutputs(options.dumpOutputs, func, outputs)))

@@ -26,8 +26,15 @@ struct CudaRunOptions {
   std::string cacheDir;
   std::string saveExecutable;
   std::string dumpOutputs;
-  /// Print the `profileTop` slowest steps and the time per kind of step.
-  int profileTop = 0;
+  /// Profile the step (Executor::profile) and print the tables; write the
+  /// JSON and the Chrome trace where paths are given.
+  bool profile = false;
+  std::string profileJson;
+  std::string tracePath;
+  /// Measure and cache the device's ceilings first (Calibration.h).
+  bool calibrate = false;
+  double peakTflops = 0;
+  bool counters = true;
 };
 
 /// Compiles `func` for the GPU, runs it on `inputs`, prints compile times,

@@ -4,6 +4,8 @@
 //            [--inputs IN.npz] [--dump-outputs OUT.npz]
 //            [--expected REF.npz [--tolerance X]] [--check-pipeline=PIPELINE]
 //   fuse-run GRAPH.mlir --device=cuda [--check] [--iters N] [--no-cuda-graph]
+//            [--profile] [--profile-json FILE] [--trace FILE] [--calibrate]
+//            [--peak-tflops X] [--no-counters]
 //
 // Runs a function of a fuse graph on the CPU reference interpreter, on the
 // inputs given or on random ones, and prints a summary. --device=cuda
@@ -130,11 +132,34 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<bool> noCache("no-cache", cl::init(false),
                              cl::desc("Compile every kernel, read and write no cache"),
                              cl::cat(cudaCategory));
-static cl::opt<int> profileTop(
-    "profile-steps",
-    cl::desc("Also time every step once (plain launches, CUDA events between "
-             "steps) and print the time per kind of step and the N slowest"),
-    cl::init(0), cl::cat(cudaCategory));
+static cl::opt<bool> profile(
+    "profile", cl::init(false),
+    cl::desc("Profile every kernel and GEMM of the step: median time, SM "
+             "efficiency, occupancy and DRAM bytes (CUPTI), roofline "
+             "fractions, bound verdict, and the step's MFU"),
+    cl::cat(cudaCategory));
+static cl::opt<std::string> profileJson(
+    "profile-json", cl::desc("Write the profile (every figure) as JSON to this "
+                             "file (implies --profile)"),
+    cl::cat(cudaCategory));
+static cl::opt<std::string> tracePath(
+    "trace", cl::desc("Write the profile as a Chrome trace (opens in Perfetto) "
+                      "to this file (implies --profile)"),
+    cl::cat(cudaCategory));
+static cl::opt<bool> calibrate(
+    "calibrate", cl::init(false),
+    cl::desc("Measure this device's ceilings (1 GiB copy, bf16 8192^3 "
+             "cuBLASLt GEMM) and cache them for later profiles"),
+    cl::cat(cudaCategory));
+static cl::opt<double> peakTflops(
+    "peak-tflops", cl::init(0),
+    cl::desc("Dense bf16 peak (TFLOP/s) for MFU, instead of the datasheet "
+             "table's (needed for a device the table does not know)"),
+    cl::cat(cudaCategory));
+static cl::opt<bool> noCounters(
+    "no-counters", cl::init(false),
+    cl::desc("Profile without CUPTI counters (estimates, labelled so)"),
+    cl::cat(cudaCategory));
 static cl::opt<std::string> saveExecutable(
     "save-executable",
     cl::desc("Also write the compiled executable to this file"),
@@ -228,7 +253,12 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     options.cacheDir = cacheDir;
     options.saveExecutable = saveExecutable;
     options.dumpOutputs = outputsPath;
-    options.profileTop = profileTop;
+    options.profile = profile || !profileJson.empty() || !tracePath.empty();
+    options.profileJson = profileJson;
+    options.tracePath = tracePath;
+    options.calibrate = calibrate;
+    options.peakTflops = peakTflops;
+    options.counters = !noCounters;
     return runOnCuda(context, *module, *func, inputs, options);
   }
 #endif

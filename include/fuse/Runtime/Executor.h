@@ -16,8 +16,10 @@
 #define FUSE_RUNTIME_EXECUTOR_H
 
 #include "fuse/Runtime/Executable.h"
+#include "fuse/Runtime/Profiler.h"
 #include "fuse/Runtime/Status.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,6 +127,27 @@ public:
   StatusOr<std::vector<double>> stepMilliseconds(const std::vector<void *> &inputs,
                                                  const std::vector<void *> &outputs,
                                                  void *stream);
+
+  /// Profiles the step (Profiler.h): the whole step's median graph replay,
+  /// every step's median time (events between steps, warm), one CUPTI range
+  /// per step for SM efficiency, occupancy and DRAM bytes (estimates, with
+  /// one warning in the report, where counters cannot be read), then the
+  /// figures, verdicts and MFU (analyzeProfile). Outputs are overwritten by
+  /// the runs; inputs must hold valid data (the GEMMs read them).
+  StatusOr<ProfileReport> profile(const std::vector<void *> &inputs,
+                                  const std::vector<void *> &outputs,
+                                  void *stream, const ProfileOptions &options);
+
+  /// One step with plain launches; `before(i)` and `after(i)` run on the
+  /// host around enqueueing step i (the profiler records events or pushes
+  /// CUPTI ranges there). Either may be empty. Returns once queued.
+  Status runWithStepHooks(const std::vector<void *> &inputs,
+                          const std::vector<void *> &outputs, void *stream,
+                          const std::function<Status(size_t)> &before,
+                          const std::function<Status(size_t)> &after);
+  /// Kernel `index` of Executable::kernels as loaded (a cudaKernel_t), for
+  /// the occupancy API.
+  void *kernelHandle(int64_t index) const;
 
   const CompileReport &compileReport() const;
   const Executable &executable() const;
