@@ -68,10 +68,6 @@ GemmStep batchedGemm(DType abType, DType cdType, int64_t batch, int64_t m,
   return gemm;
 }
 
-double flopsOf(const GemmStep &gemm) {
-  return 2.0 * static_cast<double>(gemm.m) * gemm.n * gemm.k * gemm.batch;
-}
-
 /// A one-block-per-row launch of a kernels/attention_softmax.cuh function.
 void addSoftmaxLaunch(CodegenContext &context, const std::string &call,
                       const std::vector<std::pair<std::string, DType>> &params,
@@ -145,7 +141,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
     GemmStep qk = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk,
                               shape.headDim, false, true, *q, rpe * shape.headDim,
                               *k, tk * shape.headDim, s, rpe * tk, scale);
-    context.addGemm(qk, "attention scores of " + label, flopsOf(qk), 0);
+    context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
     std::string call = "fuse::attentionSoftmaxForward<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + std::to_string(shape.queryLength) +
                        ", " + std::to_string(tk) + ", " +
@@ -157,7 +153,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
     GemmStep pv = batchedGemm(dtype, dtype, shape.entries(), rpe, shape.valueDim,
                               tk, false, false, p, rpe * tk, *v,
                               tk * shape.valueDim, out, rpe * shape.valueDim, 1.0f);
-    context.addGemm(pv, "attention output of " + label, flopsOf(pv), 0);
+    context.addGemm(pv, "attention output of " + label, gemmFlops(pv), 0);
     return success();
   }
 
@@ -192,7 +188,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
 
   GemmStep qk = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk, d, false,
                             true, *q, rpe * d, *k, tk * d, s, rpe * tk, scale);
-  context.addGemm(qk, "attention scores of " + label, flopsOf(qk), 0);
+  context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
   addSoftmaxLaunch(context,
                    "fuse::attentionProbabilities<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + tq + ", " + tkText + ", " + causal + ")",
@@ -203,11 +199,11 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   GemmStep gradV = batchedGemm(dtype, dtype, shape.entries(), tk, dvDim, rpe, true,
                                false, p, rpe * tk, *dout, rpe * dvDim, dv,
                                tk * dvDim, 1.0f);
-  context.addGemm(gradV, "attention dV of " + label, flopsOf(gradV), 0);
+  context.addGemm(gradV, "attention dV of " + label, gemmFlops(gradV), 0);
   GemmStep gradP = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk, dvDim,
                                false, true, *dout, rpe * dvDim, *v, tk * dvDim, dp,
                                rpe * tk, 1.0f);
-  context.addGemm(gradP, "attention dP of " + label, flopsOf(gradP), 0);
+  context.addGemm(gradP, "attention dP of " + label, gemmFlops(gradP), 0);
   addSoftmaxLaunch(context,
                    "fuse::attentionSoftmaxBackward<" + typeArgument(dtype) +
                        ">($0, $1, $2, $3, $4, $5, " + tq + ", " + tkText + ", " +
@@ -221,10 +217,10 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                    static_cast<double>(scores) * (8 + dtypeSize(dtype)));
   GemmStep gradQ = batchedGemm(dtype, dtype, shape.entries(), rpe, d, tk, false,
                                false, p, rpe * tk, *k, tk * d, dq, rpe * d, 1.0f);
-  context.addGemm(gradQ, "attention dQ of " + label, flopsOf(gradQ), 0);
+  context.addGemm(gradQ, "attention dQ of " + label, gemmFlops(gradQ), 0);
   GemmStep gradK = batchedGemm(dtype, dtype, shape.entries(), tk, d, rpe, true,
                                false, p, rpe * tk, *q, rpe * d, dk, tk * d, 1.0f);
-  context.addGemm(gradK, "attention dK of " + label, flopsOf(gradK), 0);
+  context.addGemm(gradK, "attention dK of " + label, gemmFlops(gradK), 0);
   return success();
 }
 

@@ -26,6 +26,11 @@ std::string KernelParams::add(const std::string &prefix, DType dtype,
   return name;
 }
 
+void KernelParams::markAliased(int index, DType dtype) {
+  std::string name = "in" + std::to_string(index);
+  declarations[index] = "const " + storageType(dtype) + " *" + name;
+}
+
 std::string kernelSignature(const KernelParams &params, int threadsPerBlock) {
   std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
                      std::to_string(threadsPerBlock) + ") @KERNEL@(";
@@ -168,8 +173,10 @@ std::vector<InputBinding> CodegenContext::bindInputs(Operation *fusion,
     InputBinding binding;
     if (where.literal)
       binding.literal = where.literal;
-    else
+    else {
+      binding.paramIndex = static_cast<int>(params.args.size());
       binding.param = params.add("in", dtypeOf(input), true, *where.buffer);
+    }
     bindings.push_back(binding);
   }
   return bindings;

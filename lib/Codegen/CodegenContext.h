@@ -53,6 +53,9 @@ struct KernelParams {
   std::vector<runtime::BufferRef> args;
   std::string add(const std::string &prefix, DType dtype, bool isConst,
                   const runtime::BufferRef &ref);
+  /// Declares parameter `index` (a const input) without __restrict__: an
+  /// output of the same kernel writes its memory.
+  void markAliased(int index, DType dtype);
 };
 
 class CodegenContext {

@@ -33,7 +33,7 @@ void finishColumns(ScalarEmitter &emitter, CodeBuffer &code, FusionOp fusion,
                    ArrayRef<ReduceOp> reduces,
                    const std::vector<std::string> &accumulators,
                    const std::vector<std::string> &outputs, int64_t rows,
-                   int64_t columns, llvm::DenseMap<Value, std::string> &reduced) {
+                   int64_t columns) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
   for (auto [i, constReduce] : llvm::enumerate(reduces)) {
     ReduceOp reduce = constReduce;
@@ -43,7 +43,7 @@ void finishColumns(ScalarEmitter &emitter, CodeBuffer &code, FusionOp fusion,
     std::string name = emitter.fresh("red");
     code.line("const float " + name + " = " +
               ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-    reduced[reduce.getResult()] = name;
+    emitter.provide(reduce.getResult(), name);
   }
   emitter.pushScope();
   for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
@@ -63,40 +63,15 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   SmallVector<ReduceOp> reduces;
-  body.walk([&](ReduceOp reduce) { reduces.push_back(reduce); });
-  if (reduces.empty())
-    return fusion.emitError() << "column_reduction fusion without a fuse.reduce";
-  FailureOr<ReductionShape> shape = reductionShape(reduces.front(), false);
+  FailureOr<ReductionShape> shape = sharedReductionShape(fusion, false, reduces);
   if (failed(shape))
     return failure();
-  llvm::SmallPtrSet<Operation *, 8> reduceOps;
-  for (ReduceOp reduce : reduces)
-    reduceOps.insert(reduce);
-  for (ReduceOp reduce : reduces) {
-    FailureOr<ReductionShape> other = reductionShape(reduce, false);
-    if (failed(other))
-      return failure();
-    if (other->kept != shape->kept || other->reduced != shape->reduced)
-      return reduce.emitError() << "column reductions of one fusion must share "
-                                   "columns and rows";
-    // A reduction of a reduction would need a grid-wide barrier.
-    bool nested = false;
-    std::function<void(Value)> visit = [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      if (!def || nested)
-        return;
-      if (reduceOps.contains(def)) {
-        nested = true;
-        return;
-      }
-      for (Value operand : def->getOperands())
-        visit(operand);
-    };
-    visit(reduce.getOperand());
-    if (nested)
+  // A reduction of a reduction would need a grid-wide barrier.
+  std::vector<int> levels = reductionLevels(reduces);
+  for (auto [reduce, level] : llvm::zip(reduces, levels))
+    if (level > 1)
       return reduce.emitError() << "the column reduction template cannot "
                                    "reduce the result of another reduction";
-  }
   int64_t columns = shape->kept, rows = shape->reduced;
   for (Value result : fusion.getResults()) {
     int64_t n = numElements(shapeOf(result));
@@ -134,13 +109,6 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
         splits > 1 ? params.add("partial", DType::F32, false, partials) : "";
     ScalarEmitter emitter(body, inputs, indexType);
     emitter.requireHelper("math.cuh");
-    llvm::DenseMap<Value, std::string> reduced;
-    emitter.setOverride([&](Value value, const Index &) -> std::optional<std::string> {
-      auto found = reduced.find(value);
-      if (found == reduced.end())
-        return std::nullopt;
-      return found->second;
-    });
     CodeBuffer code;
     emitter.setCode(code);
     code.line("using idx_t = " + indexType + ";");
@@ -200,7 +168,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
     }
     if (splits == 1)
       finishColumns(emitter, code, fusion, reduces, accumulators, outputs, rows,
-                    columns, reduced);
+                    columns);
     code.dedent();
     code.line("}");
     if (emitter.failed())
@@ -226,13 +194,6 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
   std::string partial = params.add("partial", DType::F32, true, partials);
   ScalarEmitter emitter(body, inputs, indexType);
   emitter.requireHelper("math.cuh");
-  llvm::DenseMap<Value, std::string> reduced;
-  emitter.setOverride([&](Value value, const Index &) -> std::optional<std::string> {
-    auto found = reduced.find(value);
-    if (found == reduced.end())
-      return std::nullopt;
-    return found->second;
-  });
   CodeBuffer code;
   emitter.setCode(code);
   code.line("using idx_t = " + indexType + ";");
@@ -251,7 +212,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
     accumulators.push_back(acc);
   }
   finishColumns(emitter, code, fusion, reduces, accumulators, outputs, rows,
-                columns, reduced);
+                columns);
   if (emitter.failed())
     return failure();
   context.bindDenseConstants(emitter, params);

@@ -63,10 +63,6 @@ GemmStep gemmGeometry(MatmulOp matmul) {
   return gemm;
 }
 
-double gemmFlops(const GemmStep &gemm) {
-  return 2.0 * static_cast<double>(gemm.m) * gemm.n * gemm.k * gemm.batch;
-}
-
 /// Folds the ops after the matmul into `gemm` when cuBLASLt's epilogue can
 /// compute them; the fusion's only result must be the chain's end.
 bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
@@ -189,6 +185,10 @@ BufferRef addCastKernel(CodegenContext &context, const BufferRef &source,
 }
 
 } // namespace
+
+double gemmFlops(const GemmStep &gemm) {
+  return 2.0 * static_cast<double>(gemm.m) * gemm.n * gemm.k * gemm.batch;
+}
 
 LogicalResult lowerMatmul(MatmulOp matmul, CodegenContext &context) {
   GemmStep gemm = gemmGeometry(matmul);

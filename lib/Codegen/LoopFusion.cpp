@@ -64,19 +64,13 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   // through the coherent path and without __restrict__.
   std::set<unsigned> aliased;
   for (unsigned i = 0; i < fusion->getNumOperands(); ++i) {
-    if (inputs[i].param.empty())
+    int index = inputs[i].paramIndex;
+    if (index < 0)
       continue;
-    auto param = llvm::find_if(params.declarations, [&](const std::string &d) {
-      return d.size() > inputs[i].param.size() &&
-             d.compare(d.size() - inputs[i].param.size(), std::string::npos,
-                       inputs[i].param) == 0;
-    });
-    size_t index = param - params.declarations.begin();
     for (Value result : fusion.getResults())
       if (context.buffer(result) == params.args[index]) {
         aliased.insert(i);
-        *param = "const " + storageType(dtypeOf(fusion.getOperand(i))) + " *" +
-                 inputs[i].param;
+        params.markAliased(index, dtypeOf(fusion.getOperand(i)));
       }
   }
   ScalarEmitter emitter(body, inputs, indexType);

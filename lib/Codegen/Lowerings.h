@@ -61,11 +61,22 @@ struct ReductionShape {
 /// dimensions of its operand, reporting an error on it otherwise.
 mlir::FailureOr<ReductionShape> reductionShape(mlir::fuse::ReduceOp reduce,
                                                bool trailing);
+/// Every fuse.reduce of `fusion` (into `reduces`) and the shape they share;
+/// an error on the fusion or the reduction that breaks the template.
+mlir::FailureOr<ReductionShape>
+sharedReductionShape(mlir::fuse::FusionOp fusion, bool trailing,
+                     llvm::SmallVectorImpl<mlir::fuse::ReduceOp> &reduces);
+/// Which pass each of `reduces` (ops of one fusion) runs in: 1 plus the
+/// deepest pass of a reduction its operand depends on.
+std::vector<int> reductionLevels(llvm::ArrayRef<mlir::fuse::ReduceOp> reduces);
 std::string reductionInit(mlir::fuse::ReduceKind kind);
 std::string reductionCombine(mlir::fuse::ReduceKind kind, const std::string &a,
                              const std::string &b);
 /// "Sum", "Max" or "Min": the suffix of the kernels/reductions.cuh helper.
 std::string reductionSuffix(mlir::fuse::ReduceKind kind);
+
+/// 2·m·n·k per batch entry: the FLOPs of a GEMM step.
+double gemmFlops(const runtime::GemmStep &gemm);
 
 /// The parameters of a fusion's outputs (`out<N>`), after its inputs.
 std::vector<std::string> bindOutputs(mlir::Operation *fusion,

@@ -70,7 +70,27 @@ FailureOr<ReductionShape> reductionShape(ReduceOp reduce, bool trailing) {
   return result;
 }
 
-namespace {
+FailureOr<ReductionShape>
+sharedReductionShape(FusionOp fusion, bool trailing, SmallVectorImpl<ReduceOp> &reduces) {
+  fusion.getBody().walk([&](ReduceOp reduce) { reduces.push_back(reduce); });
+  const char *kind = trailing ? "row" : "column";
+  if (reduces.empty())
+    return fusion.emitError() << kind << "_reduction fusion without a fuse.reduce";
+  FailureOr<ReductionShape> shape = reductionShape(reduces.front(), trailing);
+  if (failed(shape))
+    return failure();
+  for (ReduceOp reduce : reduces) {
+    FailureOr<ReductionShape> other = reductionShape(reduce, trailing);
+    if (failed(other))
+      return failure();
+    if (other->kept != shape->kept || other->reduced != shape->reduced)
+      return reduce.emitError()
+             << kind << " reductions of one fusion must share " << kind << "s ("
+             << shape->kept << " " << kind << "s of " << shape->reduced
+             << ", here " << other->kept << " of " << other->reduced << ")";
+  }
+  return shape;
+}
 
 /// Which pass each reduction runs in: one after every reduction its operand
 /// depends on.
@@ -96,6 +116,8 @@ std::vector<int> reductionLevels(ArrayRef<ReduceOp> reduces) {
     levels.push_back(levelOf(reduce.getResult()));
   return levels;
 }
+
+namespace {
 
 /// Dynamic shared memory a long-row kernel may take for its inputs (H100
 /// and H200 allow 227 KiB per block; the rest is for the reductions).
@@ -125,22 +147,9 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   SmallVector<ReduceOp> reduces;
-  body.walk([&](ReduceOp reduce) { reduces.push_back(reduce); });
-  if (reduces.empty())
-    return fusion.emitError() << "row_reduction fusion without a fuse.reduce";
-  FailureOr<ReductionShape> shape = reductionShape(reduces.front(), true);
+  FailureOr<ReductionShape> shape = sharedReductionShape(fusion, true, reduces);
   if (failed(shape))
     return failure();
-  for (ReduceOp reduce : reduces) {
-    FailureOr<ReductionShape> other = reductionShape(reduce, true);
-    if (failed(other))
-      return failure();
-    if (other->kept != shape->kept || other->reduced != shape->reduced)
-      return reduce.emitError()
-             << "row reductions of one fusion must share rows (" << shape->kept
-             << " rows of " << shape->reduced << ", here " << other->kept
-             << " of " << other->reduced << ")";
-  }
   int64_t rows = shape->kept, rowLength = shape->reduced;
   for (Value result : fusion.getResults()) {
     int64_t n = numElements(shapeOf(result));
@@ -160,13 +169,6 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
   ScalarEmitter emitter(body, inputs, indexType);
   emitter.requireHelper("reductions.cuh");
   emitter.requireHelper("math.cuh");
-  llvm::DenseMap<Value, std::string> reduced;
-  emitter.setOverride([&](Value value, const Index &) -> std::optional<std::string> {
-    auto found = reduced.find(value);
-    if (found == reduced.end())
-      return std::nullopt;
-    return found->second;
-  });
 
   // Rows too long for registers keep the inputs read at the element's own
   // position in shared memory (their storage type, as many as fit), so each
@@ -286,7 +288,7 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
       std::string name = emitter.fresh("red");
       code.line("const float " + name + " = " +
                 ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-      reduced[reduce.getResult()] = name;
+      emitter.provide(reduce.getResult(), name);
     }
   }
 

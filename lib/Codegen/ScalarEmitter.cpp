@@ -276,7 +276,9 @@ std::string ScalarEmitter::emit(Value value, const Index &index) {
     if (auto found = it->find(k); found != it->end())
       return found->second;
   std::string result;
-  if (override_)
+  if (auto found = provided_.find(value); found != provided_.end())
+    result = found->second;
+  if (result.empty() && override_)
     if (std::optional<std::string> supplied = override_(value, index))
       result = *supplied;
   if (result.empty()) {

@@ -66,6 +66,8 @@ std::string floatLiteral(double value);
 struct InputBinding {
   /// The kernel parameter's name, or empty when `literal` is used.
   std::string param;
+  /// Its position in the kernel's parameters (-1 with `literal`).
+  int paramIndex = -1;
   /// A splat constant's value, inlined instead of a load.
   std::optional<std::string> literal;
 };
@@ -101,8 +103,14 @@ public:
   /// elements stay in the register cache).
   void forgetIndices();
 
-  /// Lets a template supply values itself (a reduction's result for the
-  /// current row, a GEMM's result read from the workspace).
+  /// A value the template has computed itself, the same at every index the
+  /// emitter asks for (a reduction's result for the current row or column).
+  void provide(mlir::Value value, std::string expression) {
+    provided_[value] = std::move(expression);
+  }
+
+  /// Lets a template supply values that depend on the index (a GEMM's
+  /// result read from the workspace).
   using Override =
       std::function<std::optional<std::string>(mlir::Value, const Index &)>;
   void setOverride(Override override) { override_ = std::move(override); }
@@ -169,6 +177,7 @@ private:
   /// loop over the same positions declares the same names and finds the
   /// elements memoised by the first (the row kernel's register cache).
   std::map<std::string, int> indexNames_;
+  llvm::DenseMap<mlir::Value, std::string> provided_;
   Override override_;
   LoadHook loadHook_;
   std::optional<std::string> cacheSlot_;

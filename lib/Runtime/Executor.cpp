@@ -92,6 +92,10 @@ public:
                        const std::vector<void *> &outputs) const;
   void *resolve(const BufferRef &ref, const std::vector<void *> &inputs,
                 const std::vector<void *> &outputs) const;
+  /// A GEMM's operands resolved (C and the bias only where it has them).
+  detail::GemmPointers gemmPointers(const GemmStep &gemm,
+                                    const std::vector<void *> &inputs,
+                                    const std::vector<void *> &outputs) const;
   /// With `stepEvents` (one more than there are steps), records event i
   /// before step i and the last one after the step. With `before`/`after`,
   /// calls them around step i (the profiler's hooks).
@@ -182,17 +186,8 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
     std::vector<void *> fakeInputs(exe.inputs.size(), aligned);
     std::vector<void *> fakeOutputs(exe.outputs.size(), aligned);
     std::vector<detail::GemmPointers> assumed;
-    for (const GemmStep &gemm : exe.gemms) {
-      detail::GemmPointers pointers;
-      pointers.a = resolve(gemm.a, fakeInputs, fakeOutputs);
-      pointers.b = resolve(gemm.b, fakeInputs, fakeOutputs);
-      pointers.d = resolve(gemm.d, fakeInputs, fakeOutputs);
-      if (gemm.hasC())
-        pointers.c = resolve(gemm.c, fakeInputs, fakeOutputs);
-      if (gemm.hasBias())
-        pointers.bias = resolve(gemm.bias, fakeInputs, fakeOutputs);
-      assumed.push_back(pointers);
-    }
+    for (const GemmStep &gemm : exe.gemms)
+      assumed.push_back(gemmPointers(gemm, fakeInputs, fakeOutputs));
     StatusOr<std::unique_ptr<detail::GemmRunner>> runner =
         detail::GemmRunner::create(exe, cublasWorkspace.data(),
                                    kCublasWorkspaceBytes, assumed);
@@ -226,6 +221,21 @@ void *Executor::Impl::resolve(const BufferRef &ref,
     break;
   }
   return base ? base + ref.offset : nullptr;
+}
+
+detail::GemmPointers
+Executor::Impl::gemmPointers(const GemmStep &gemm,
+                             const std::vector<void *> &inputs,
+                             const std::vector<void *> &outputs) const {
+  detail::GemmPointers pointers;
+  pointers.a = resolve(gemm.a, inputs, outputs);
+  pointers.b = resolve(gemm.b, inputs, outputs);
+  pointers.d = resolve(gemm.d, inputs, outputs);
+  if (gemm.hasC())
+    pointers.c = resolve(gemm.c, inputs, outputs);
+  if (gemm.hasBias())
+    pointers.bias = resolve(gemm.bias, inputs, outputs);
+  return pointers;
 }
 
 Status Executor::Impl::checkBindings(const std::vector<void *> &inputs,
@@ -299,17 +309,9 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
       break;
     }
     case Step::Kind::Gemm: {
-      const GemmStep &gemm = exe.gemms[step.index];
-      detail::GemmPointers pointers;
-      pointers.a = resolve(gemm.a, inputs, outputs);
-      pointers.b = resolve(gemm.b, inputs, outputs);
-      pointers.d = resolve(gemm.d, inputs, outputs);
-      if (gemm.hasC())
-        pointers.c = resolve(gemm.c, inputs, outputs);
-      if (gemm.hasBias())
-        pointers.bias = resolve(gemm.bias, inputs, outputs);
-      FUSE_RETURN_IF_ERROR(
-          gemms->run(step.index, pointers, stream, describeStep(i)));
+      FUSE_RETURN_IF_ERROR(gemms->run(
+          step.index, gemmPointers(exe.gemms[step.index], inputs, outputs),
+          stream, describeStep(i)));
       break;
     }
     case Step::Kind::Fill: {

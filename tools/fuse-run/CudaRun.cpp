@@ -167,29 +167,33 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
   executorOptions.cacheDir = options.cacheDir;
   executorOptions.useCache = options.useCache;
   executorOptions.useCudaGraph = options.useCudaGraph;
-  rt::StatusOr<std::unique_ptr<rt::Executor>> executor =
+  rt::StatusOr<std::unique_ptr<rt::Executor>> created =
       rt::Executor::create(*executable, executorOptions);
-  if (!executor)
-    return fail(executor.status());
-  rt::CompileReport cold = (*executor)->compileReport();
-  // A second load shows what a later process pays with the cache warm.
+  if (!created)
+    return fail(created.status());
+  std::unique_ptr<rt::Executor> executor = std::move(*created);
+  rt::CompileReport cold = executor->compileReport();
+  // Load it again, now from the warm cache: what a later process pays. The
+  // first executor goes first, so the arena is never allocated twice.
   double cachedMs = -1;
   if (options.useCache) {
+    executor.reset();
     auto again = std::chrono::steady_clock::now();
     rt::StatusOr<std::unique_ptr<rt::Executor>> second =
         rt::Executor::create(*executable, executorOptions);
     if (!second)
       return fail(second.status());
     cachedMs = millisecondsSince(again);
+    executor = std::move(*second);
   }
 
   std::vector<rt::DeviceBuffer> inputBuffers, outputBuffers;
   if (failed(bindBuffers(*executable, inputs, inputBuffers, outputBuffers)))
     return failure();
   std::vector<void *> in = pointers(inputBuffers), out = pointers(outputBuffers);
-  if (rt::Status status = (*executor)->run(in, out, nullptr); !status)
+  if (rt::Status status = executor->run(in, out, nullptr); !status)
     return fail(status);
-  if (rt::Status status = (*executor)->synchronize(nullptr); !status)
+  if (rt::Status status = executor->synchronize(nullptr); !status)
     return fail(status);
 
   std::vector<HostTensor> outputs;
@@ -217,7 +221,7 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
                << " bytes, workspace " << executable->workspaceBytes << " bytes\n";
 
   if (options.iterations > 0) {
-    rt::StatusOr<double> median = (*executor)->medianStepMilliseconds(
+    rt::StatusOr<double> median = executor->medianStepMilliseconds(
         in, out, nullptr, options.warmup, options.iterations);
     if (!median)
       return fail(median.status());
@@ -227,7 +231,7 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
                  << ")\n";
   }
   if (options.profile &&
-      failed(profileStep(**executor, in, out, *device, options)))
+      failed(profileStep(*executor, in, out, *device, options)))
     return failure();
   if (!options.dumpOutputs.empty() &&
       failed(saveOutputs(options.dumpOutputs, func, outputs)))
