@@ -65,8 +65,10 @@ def time_step(step, repeats=10):
     return sorted(times)[len(times) // 2]
 
 
-def measure(name, backend, with_optimizer):
-    spec = models.build(name, "full")
+def prepare(name, backend, with_optimizer, batch=None):
+    """The full-config model on the GPU (under torch.compile for "inductor")
+    and its step function."""
+    spec = models.build(name, "full", batch=batch)
     spec.module.cuda().train()
     spec.inputs = {k: v.cuda() for k, v in spec.inputs.items()}
     spec.targets = {k: v.cuda() for k, v in spec.targets.items()}
@@ -75,6 +77,11 @@ def measure(name, backend, with_optimizer):
     optimizer = (torch.optim.AdamW(spec.module.parameters(), lr=1e-4, fused=True)
                  if with_optimizer else None)
     step = make_step(spec, optimizer)
+    return spec, optimizer, step
+
+
+def measure(name, backend, with_optimizer):
+    spec, optimizer, step = prepare(name, backend, with_optimizer)
     started = time.time()
     step()
     torch.cuda.synchronize()
@@ -100,15 +107,7 @@ def measure(name, backend, with_optimizer):
 def measure_step(name, backend, batch=None, with_optimizer=False):
     """Median step time (ms) of `name` at the full config (batch overridden
     if given) under `backend`: the comparison point of bench/codegen."""
-    spec = models.build(name, "full", batch=batch)
-    spec.module.cuda().train()
-    spec.inputs = {k: v.cuda() for k, v in spec.inputs.items()}
-    spec.targets = {k: v.cuda() for k, v in spec.targets.items()}
-    if backend == "inductor":
-        spec.module = torch.compile(spec.module)
-    optimizer = (torch.optim.AdamW(spec.module.parameters(), lr=1e-4, fused=True)
-                 if with_optimizer else None)
-    step = make_step(spec, optimizer)
+    spec, optimizer, step = prepare(name, backend, with_optimizer, batch)
     for _ in range(4):
         step()
     torch.cuda.synchronize()
