@@ -152,6 +152,14 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
     planned = std::move(*transformed);
     plannedFunc = planned->lookupSymbol<func::FuncOp>(func.getSymName());
   }
+  // Inputs are bound, and outputs compared, by the graph's own signature.
+  if (!plannedFunc || plannedFunc.getFunctionType() != func.getFunctionType())
+    return reportError(
+        "the pipeline '" + options.pipeline + "' changed the signature of @" +
+        func.getSymName().str() +
+        " (fuse-pipeline{amp=f16} adds the loss-scaling state to a training "
+        "step's arguments and results): write the transformed graph with "
+        "fuse-opt and run that file");
   double pipelineMs = millisecondsSince(start);
   start = std::chrono::steady_clock::now();
   FailureOr<rt::Executable> executable =
