@@ -325,12 +325,15 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
     }
     case Step::Kind::Copy: {
       const CopyStep &copy = exe.copies[step.index];
-      if (copy.bytes > 0)
+      void *dst = resolve(copy.dst, inputs, outputs);
+      const void *src = resolve(copy.src, inputs, outputs);
+      // A result planned in a donated input's memory is copied to its
+      // output; a caller that binds the output to that same memory (an
+      // optimizer updating parameters in place) needs no copy.
+      if (copy.bytes > 0 && dst != src)
         FUSE_RETURN_IF_ERROR(cudaCheck(
-            cudaMemcpyAsync(resolve(copy.dst, inputs, outputs),
-                            resolve(copy.src, inputs, outputs),
-                            (size_t)copy.bytes, cudaMemcpyDeviceToDevice,
-                            stream),
+            cudaMemcpyAsync(dst, src, (size_t)copy.bytes,
+                            cudaMemcpyDeviceToDevice, stream),
             describeStep(i) + ": cudaMemcpyAsync"));
       break;
     }

@@ -54,9 +54,12 @@ def _map(obj, fn):
 class ArgSpec:
     """How a graph input becomes a function argument."""
 
-    def __init__(self, name, index_bound=None):
+    def __init__(self, name, index_bound=None, donated=False):
         self.name = name
         self.index_bound = index_bound
+        # The caller hands the argument's memory over: the memory plan may
+        # write a result (an optimizer's update of this very tensor) in it.
+        self.donated = donated
 
 
 class Converter:
@@ -144,6 +147,8 @@ class Converter:
         attributes = {"fuse.name": string_literal(spec.name)}
         if spec.index_bound is not None:
             attributes["fuse.index_bound"] = f"{int(spec.index_bound)} : i64"
+        if spec.donated:
+            attributes["fuse.donated"] = "unit"
         return self.fb.add_argument(spec.name, type_, attributes)
 
     def _get_attr(self, node):

@@ -83,6 +83,14 @@ class Step:
             self.result_names = (["loss"] + p + [f"exp_avg.{n}" for n in p]
                                  + [f"exp_avg_sq.{n}" for n in p] + ["step"])
 
+    def state_names(self):
+        """The arguments an optimizer step updates (parameters and moments);
+        none without an optimizer."""
+        if self.optimizer is None:
+            return []
+        p = self.param_names
+        return p + [f"exp_avg.{n}" for n in p] + [f"exp_avg_sq.{n}" for n in p]
+
     def _forward(self, param_tensors, batch):
         args, kwargs = self._call_args(batch)
         return functional_call(self.module, dict(zip(self.param_names, param_tensors)), args, kwargs)

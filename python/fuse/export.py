@@ -38,7 +38,8 @@ def _convert(graph_module, name, arg_specs, result_names, comment):
 
 
 def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, optimizer=None,
-                  optimizer_state=None, index_bounds=None, name=None, tracing_mode=None, comment=None):
+                  optimizer_state=None, index_bounds=None, name=None, tracing_mode=None, comment=None,
+                  donate_state=False):
     """Exports `module` called on `inputs` as fuse dialect text.
 
     mode="infer": arguments are the parameters and inputs; results are the
@@ -50,13 +51,17 @@ def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, o
         `loss`, the new `<p>`, `exp_avg.<p>`, `exp_avg_sq.<p>` and `step`.
     `inputs` and `targets` are dicts (name -> tensor) or tuples; integer
     inputs used as indices can get a bound with `index_bounds={name: N}`.
+    `donate_state=True` (with an optimizer) marks the parameters and the
+    optimizer's moments `fuse.donated`: the compiled step may update them
+    in place, and the caller binds each updated result to its input's memory.
     """
     step = Step(module, inputs, mode, loss_fn, targets, optimizer, optimizer_state)
     return export_step(step, index_bounds=index_bounds, name=name, tracing_mode=tracing_mode,
-                       comment=comment)
+                       comment=comment, donate_state=donate_state)
 
 
-def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None):
+def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None,
+                donate_state=False):
     """Exports a `fuse._steps.Step` (what export_module builds)."""
     was_training = step.module.training
     step.module.train(step.mode == "train")
@@ -70,7 +75,8 @@ def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, commen
             graph = _trace(step.fn, example, tracing_mode)
     finally:
         step.module.train(was_training)
-    specs = [ArgSpec(n, (index_bounds or {}).get(n)) for n in step.arg_names]
+    donated = set(step.state_names()) if donate_state else set()
+    specs = [ArgSpec(n, (index_bounds or {}).get(n), n in donated) for n in step.arg_names]
     func_name = name or f"{type(step.module).__name__.lower()}_{step.mode}"
     return _convert(graph, func_name, specs, list(step.result_names), comment)
 

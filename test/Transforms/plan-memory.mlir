@@ -185,6 +185,25 @@ func.func @donated(%p: tensor<16x16xf32> {fuse.donated}, %g: tensor<16x16xf32>, 
 
 // -----
 
+// An optimizer's fused update reads the parameter %p and its moment %m,
+// both donated and both dying at it. Each returned result goes to the
+// donated argument of its own name (new "m" over "m", new "p" over "p"),
+// not to the first input that dies there, so that a caller can bind each
+// updated result to the memory it came from.
+// CHECK-LABEL: func.func @donated_by_name
+// CHECK: fuse.fusion {{.*}}[#fuse.buffer<argument = 1, size = 1024, live = [0, 0]>, #fuse.buffer<argument = 0, size = 1024, live = [0, 0]>]
+func.func @donated_by_name(%p: tensor<16x16xf32> {fuse.name = "p", fuse.donated}, %m: tensor<16x16xf32> {fuse.name = "m", fuse.donated}, %g: tensor<16x16xf32> {fuse.name = "g"}) -> (tensor<16x16xf32> {fuse.name = "m"}, tensor<16x16xf32> {fuse.name = "p"}) {
+  %m2, %p2 = fuse.fusion loop (%p, %m, %g) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  ^bb0(%bp: tensor<16x16xf32>, %bm: tensor<16x16xf32>, %bg: tensor<16x16xf32>):
+    %nm = fuse.add %bm, %bg : tensor<16x16xf32>
+    %np = fuse.sub %bp, %nm : tensor<16x16xf32>
+    fuse.yield %nm, %np : tensor<16x16xf32>, tensor<16x16xf32>
+  }
+  return %m2, %p2 : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
 // Constants are baked into the code: no buffer, no attribute. A reshape of
 // a constant is not a view of a buffer and gets its own.
 // CHECK-LABEL: func.func @constants

@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 #include <vector>
@@ -95,10 +96,16 @@ public:
         takenOver(live.buffers.size(), false) {
     for (BlockArgument argument : block.getArguments())
       argumentOf[live.bufferOf.lookup(argument)] = argument.getArgNumber();
-    for (Value value : block.getTerminator()->getOperands())
+    for (auto [index, value] : llvm::enumerate(block.getTerminator()->getOperands()))
       if (auto buffer = live.bufferOf.find(value);
-          buffer != live.bufferOf.end())
+          buffer != live.bufferOf.end()) {
         returned[buffer->second] = true;
+        if (auto name = func.getResultAttrOfType<StringAttr>(
+                index, FuseDialect::kNameAttr)) {
+          returnedAs[buffer->second] = name.getValue();
+          returnedNames.insert(name.getValue());
+        }
+      }
   }
 
   FailureOr<FunctionPlan> plan(const ::fuse::PackingStrategy &strategy) {
@@ -145,14 +152,23 @@ public:
 
 private:
   /// Gives each result of `op` (at `position`) the buffer of an input that
-  /// dies there, where that is safe: the first such input wins.
+  /// dies there, where that is safe: the first such input wins. A donated
+  /// argument named like a returned value (an optimizer's `w`, whose update
+  /// is returned as `w`) is not given to a value returned under another
+  /// name, so that the caller can bind the update to the memory it came
+  /// from.
   void pairInPlace(Operation *op, int64_t position) {
     for (Value result : op->getResults()) {
       unsigned target = live.bufferOf.lookup(result);
+      auto ownName = returnedAs.find(target);
       for (Value input : op->getOperands()) {
         auto source = live.bufferOf.find(input);
         if (source == live.bufferOf.end() ||
             !canTakeOver(op, position, input, source->second, result, target))
+          continue;
+        StringRef argument = argumentName(argumentOf[source->second]);
+        if (ownName != returnedAs.end() && ownName->second != argument &&
+            returnedNames.contains(argument))
           continue;
         inPlaceOf[target] = source->second;
         takenOver[source->second] = true;
@@ -191,9 +207,21 @@ private:
     return true;
   }
 
+  /// The `fuse.name` of argument `index` ("" for none or -1).
+  StringRef argumentName(int64_t index) {
+    if (index < 0)
+      return "";
+    auto name = func.getArgAttrOfType<StringAttr>(index, FuseDialect::kNameAttr);
+    return name ? name.getValue() : "";
+  }
+
   func::FuncOp func;
   BlockLiveness live;
   SmallVector<bool> returned;
+  /// The `fuse.name` a returned buffer goes by.
+  llvm::DenseMap<unsigned, StringRef> returnedAs;
+  /// Every `fuse.name` of a returned value.
+  llvm::StringSet<> returnedNames;
   /// The argument whose memory holds each buffer, or -1.
   SmallVector<int64_t> argumentOf;
   /// The buffer each one takes over in place, or -1.

@@ -349,7 +349,11 @@ def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
       donated argument's memory that the function does not return: its
       result is then placed in that argument (`argument = N`), returned or
       not. The pair is one block in time: the result gets the input's
-      offset, and the lower bound counts the two once.
+      offset, and the lower bound counts the two once. A donated argument
+      whose `fuse.name` is also a returned value's (an optimizer's `w` and
+      its update, returned as `w`) is never given to a value returned under
+      another name, so the caller can bind each update to the memory it
+      came from.
     - The rest of the buffers are packed into one arena by `strategy`, each
       at a multiple of 256 bytes and occupying its size rounded up to 256.
       `best-fit` (default) places blocks largest first, each in the

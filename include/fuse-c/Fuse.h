@@ -1,0 +1,179 @@
+/*===- fuse-c/Fuse.h - Fuse's C API --------------------------------*- C -*-===*\
+|*                                                                            *|
+|* What Python (ctypes) and other languages load: libFuseC.so, one shared     *|
+|* library with MLIR linked in statically. It compiles a graph in the `fuse`  *|
+|* dialect into an executable, saves and loads executables, and runs them on *|
+|* the GPU with the caller's device pointers and CUDA stream.                 *|
+|*                                                                            *|
+|* Conventions:                                                               *|
+|*  - Every function that can fail returns NULL (handles, strings) or a      *|
+|*    non-zero int; fuseLastError() then gives the message (per thread,       *|
+|*    valid until the next call into the library on that thread). No C++     *|
+|*    exception or abort crosses this interface.                              *|
+|*  - Strings returned as `char *` are owned by the caller: free them with   *|
+|*    fuseFreeString. `const char *` results are owned by the library.        *|
+|*  - JSON documents are UTF-8 text; their schemas are described at each     *|
+|*    function.                                                               *|
+|*  - Device pointers and streams are void * (a cudaStream_t; NULL is the    *|
+|*    legacy default stream), so this header needs no CUDA headers.          *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FUSE_C_FUSE_H
+#define FUSE_C_FUSE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define FUSE_C_EXPORT __attribute__((visibility("default")))
+#else
+#define FUSE_C_EXPORT
+#endif
+
+/* The version of this interface ("fuse-c/1"). */
+FUSE_C_EXPORT const char *fuseApiVersion(void);
+
+/* The message of the last failure on this thread ("" if none). */
+FUSE_C_EXPORT const char *fuseLastError(void);
+
+/* Frees a string this library returned as `char *`. NULL is ignored. */
+FUSE_C_EXPORT void fuseFreeString(char *string);
+
+/* The GPU this process would run on, as JSON:
+ *   {"name", "arch" ("sm_90a"), "compute_capability" ("9.0"),
+ *    "multiprocessors", "free_bytes", "total_bytes"}
+ * NULL where there is no GPU or no driver (fuseLastError says which). */
+FUSE_C_EXPORT char *fuseDeviceInfo(void);
+
+/* ---------------------------------------------------------------------------
+ * Compiling
+ * ------------------------------------------------------------------------ */
+
+/* A compiled step: plain data (kernels' source, launches, GEMMs, arena
+ * layout). It is not bound to a GPU until a session is created from it. */
+typedef struct FuseExecutable FuseExecutable;
+
+typedef struct FuseCompileOptions {
+  /* A pass pipeline in MLIR's textual form; NULL or "" means
+   * "fuse-pipeline" (e.g. "fuse-pipeline{amp=bf16 remat-fraction=0.5}"). */
+  const char *pipeline;
+  /* The function to compile; NULL or "": the module's only function. */
+  const char *entry;
+  /* The target architecture, e.g. "sm_90a"; NULL or "": the current GPU's
+   * (fails where there is no GPU). */
+  const char *arch;
+  /* A name for the graph in messages (a file name); NULL: "<graph>". */
+  const char *source_name;
+} FuseCompileOptions;
+
+/* Parses, verifies and compiles `text` (a module in the fuse dialect,
+ * `size` bytes; it need not end in NUL). Errors name the line and column
+ * of the graph, or the pass that failed. NULL on failure. */
+FUSE_C_EXPORT FuseExecutable *fuseCompile(const char *text, size_t size,
+                                          const FuseCompileOptions *options);
+
+/* Reads an executable that fuseSaveExecutable (or `fuse-run
+ * --save-executable`) wrote. NULL on failure (missing, corrupt, another
+ * version). */
+FUSE_C_EXPORT FuseExecutable *fuseLoadExecutable(const char *path);
+
+/* Writes `executable` to `path`. 0 on success. */
+FUSE_C_EXPORT int fuseSaveExecutable(const FuseExecutable *executable,
+                                     const char *path);
+
+FUSE_C_EXPORT void fuseFreeExecutable(FuseExecutable *executable);
+
+/* The executable's signature and plan summary, as JSON:
+ *   {"entry", "arch",
+ *    "inputs":  [{"name", "dtype" ("f32"|"bf16"|"f16"|"i64"|"i32"|"i1"),
+ *                 "shape": [..], "bytes"}],
+ *    "outputs": [same],
+ *    "donated": [[output index, input index], ...]   (an output written in
+ *                the memory of a donated input: pass the same pointer for
+ *                both and no copy is made),
+ *    "arena_bytes", "workspace_bytes", "constant_bytes",
+ *    "kernels" (distinct), "launches", "gemms", "steps", "flops"}
+ * NULL on failure. */
+FUSE_C_EXPORT char *fuseDescribeExecutable(const FuseExecutable *executable);
+
+/* The plan as `fuse-translate --emit-plan` prints it. */
+FUSE_C_EXPORT char *fusePlanText(const FuseExecutable *executable);
+
+/* ---------------------------------------------------------------------------
+ * Running
+ * ------------------------------------------------------------------------ */
+
+/* An executable loaded on the current GPU: kernels compiled by NVRTC (through
+ * the on-disk cubin cache), one arena and one workspace allocated. */
+typedef struct FuseSession FuseSession;
+
+typedef struct FuseSessionOptions {
+  /* The cubin cache; NULL or "": $FUSE_CACHE_DIR, else
+   * $XDG_CACHE_HOME/fuse, else ~/.cache/fuse. */
+  const char *cache_dir;
+  /* 0: compile every kernel (the cache is neither read nor written). */
+  int use_cache;
+  /* 0: plain launches every step instead of a captured CUDA graph. */
+  int use_cuda_graph;
+  /* 0: no progress line on stderr during long compiles. */
+  int progress;
+} FuseSessionOptions;
+
+/* Fills `options` with the defaults (cache on, CUDA graphs on, progress
+ * on). */
+FUSE_C_EXPORT void fuseDefaultSessionOptions(FuseSessionOptions *options);
+
+/* Loads `executable` on the current GPU (the executable may be freed
+ * afterwards). `options` may be NULL for the defaults. Fails on no GPU, an
+ * architecture mismatch, NVRTC errors, out of memory. */
+FUSE_C_EXPORT FuseSession *fuseCreateSession(const FuseExecutable *executable,
+                                             const FuseSessionOptions *options);
+
+FUSE_C_EXPORT void fuseFreeSession(FuseSession *session);
+
+/* How the session got its kernels, as JSON:
+ *   {"seconds", "modules", "cache_hits", "compiled"} */
+FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);
+
+/* Enqueues one step on `stream`: `inputs` and `outputs` are device pointers
+ * in the order of the signature, each to a dense, contiguous tensor of the
+ * signature's dtype and shape. Returns once queued (0), or non-zero with
+ * the reason (a wrong count, a NULL pointer, a launch error). */
+FUSE_C_EXPORT int fuseRun(FuseSession *session, void *const *inputs,
+                          size_t num_inputs, void *const *outputs,
+                          size_t num_outputs, void *stream);
+
+/* Waits for `stream`; 0 on success, else the asynchronous error. */
+FUSE_C_EXPORT int fuseSynchronize(FuseSession *session, void *stream);
+
+typedef struct FuseProfileOptions {
+  int warmup;      /* warm-up steps before timing (default 3) */
+  int iterations;  /* timed iterations (default 20) */
+  int counters;    /* 1: CUPTI counters; 0: estimates, said so */
+  double peak_tflops; /* > 0: the dense bf16 peak to use for MFU */
+} FuseProfileOptions;
+
+FUSE_C_EXPORT void fuseDefaultProfileOptions(FuseProfileOptions *options);
+
+/* Profiles the step with these pointers (Executor::profile; outputs are
+ * overwritten, inputs must hold valid data) and returns the report as JSON,
+ * schema "fuse-profile/1" (what `fuse-run --profile-json` writes).
+ * `options` may be NULL. Where `table` is not NULL it receives the terminal
+ * table (`fuse-run --profile`), and where `trace` is not NULL the Chrome
+ * trace (`fuse-run --trace`); free both with fuseFreeString. NULL on
+ * failure. */
+FUSE_C_EXPORT char *fuseProfile(FuseSession *session, void *const *inputs,
+                                size_t num_inputs, void *const *outputs,
+                                size_t num_outputs, void *stream,
+                                const FuseProfileOptions *options,
+                                char **table, char **trace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUSE_C_FUSE_H */

@@ -1,0 +1,167 @@
+//===- CApiTest.cpp - The C API (include/fuse-c/Fuse.h) -------------------===//
+//
+// What a ctypes caller relies on: a graph compiles into an executable whose
+// signature JSON is right, executables round-trip through a file, and every
+// failure (malformed graph, bad pipeline, missing file, NULL handles, no
+// GPU, wrong argument counts) comes back as NULL or non-zero with a message
+// that names what and where, never as a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse-c/Fuse.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <memory>
+#include <string>
+
+using ::testing::HasSubstr;
+
+namespace {
+
+const char *kGraph = R"mlir(func.func @scale(%x: tensor<4x8xf32> {fuse.name = "x"}, %w: tensor<4x8xf32> {fuse.name = "w", fuse.donated}) -> (tensor<4x8xf32> {fuse.name = "y"}, tensor<4x8xf32> {fuse.name = "w"}) {
+  %y = fuse.mul %x, %w : tensor<4x8xf32>
+  %e = fuse.exp %y : tensor<4x8xf32>
+  %w2 = fuse.sub %w, %x : tensor<4x8xf32>
+  return %e, %w2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)mlir";
+
+struct StringDeleter {
+  void operator()(char *text) const { fuseFreeString(text); }
+};
+using OwnedString = std::unique_ptr<char, StringDeleter>;
+struct ExecutableDeleter {
+  void operator()(FuseExecutable *executable) const { fuseFreeExecutable(executable); }
+};
+using OwnedExecutable = std::unique_ptr<FuseExecutable, ExecutableDeleter>;
+
+OwnedExecutable compile(const std::string &text, const char *pipeline = nullptr,
+                        const char *entry = nullptr) {
+  FuseCompileOptions options{};
+  options.pipeline = pipeline;
+  options.entry = entry;
+  options.arch = "sm_90a";
+  options.source_name = "scale.mlir";
+  return OwnedExecutable(fuseCompile(text.data(), text.size(), &options));
+}
+
+llvm::json::Object describe(const FuseExecutable *executable) {
+  OwnedString text(fuseDescribeExecutable(executable));
+  EXPECT_TRUE(text) << fuseLastError();
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text.get());
+  EXPECT_TRUE(static_cast<bool>(value));
+  return *value->getAsObject();
+}
+
+TEST(CApi, CompilesAGraphAndDescribesItsSignature) {
+  OwnedExecutable executable = compile(kGraph);
+  ASSERT_TRUE(executable) << fuseLastError();
+  EXPECT_STREQ(fuseLastError(), "");
+  llvm::json::Object json = describe(executable.get());
+  EXPECT_EQ(*json.getString("entry"), "scale");
+  EXPECT_EQ(*json.getString("arch"), "sm_90a");
+  const llvm::json::Array &inputs = *json.getArray("inputs");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(*inputs[0].getAsObject()->getString("name"), "x");
+  EXPECT_EQ(*inputs[0].getAsObject()->getString("dtype"), "f32");
+  EXPECT_EQ(*inputs[0].getAsObject()->getInteger("bytes"), 4 * 8 * 4);
+  const llvm::json::Array &shape = *inputs[0].getAsObject()->getArray("shape");
+  ASSERT_EQ(shape.size(), 2u);
+  EXPECT_EQ(*shape[0].getAsInteger(), 4);
+  EXPECT_EQ(*shape[1].getAsInteger(), 8);
+  const llvm::json::Array &outputs = *json.getArray("outputs");
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(*outputs[1].getAsObject()->getString("name"), "w");
+  // The update of the donated `w` is planned in w's memory: output #1
+  // comes out of input #1 and may be bound to it.
+  const llvm::json::Array &donated = *json.getArray("donated");
+  ASSERT_EQ(donated.size(), 1u);
+  EXPECT_EQ(*(*donated[0].getAsArray())[0].getAsInteger(), 1);
+  EXPECT_EQ(*(*donated[0].getAsArray())[1].getAsInteger(), 1);
+  EXPECT_GE(*json.getInteger("launches"), 1);
+
+  OwnedString plan(fusePlanText(executable.get()));
+  ASSERT_TRUE(plan);
+  EXPECT_THAT(plan.get(), HasSubstr("scale"));
+}
+
+TEST(CApi, ExecutablesRoundTripThroughAFile) {
+  OwnedExecutable executable = compile(kGraph);
+  ASSERT_TRUE(executable) << fuseLastError();
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("capi", "fuseexe", path));
+  ASSERT_EQ(fuseSaveExecutable(executable.get(), path.c_str()), 0) << fuseLastError();
+  OwnedExecutable loaded(fuseLoadExecutable(path.c_str()));
+  ASSERT_TRUE(loaded) << fuseLastError();
+  EXPECT_EQ(llvm::json::Value(describe(loaded.get())),
+            llvm::json::Value(describe(executable.get())));
+  llvm::sys::fs::remove(path);
+}
+
+TEST(CApi, MalformedGraphNamesLineAndColumn) {
+  std::string text = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                     "  %b = fuse.bogus %a : tensor<2xf32>\n"
+                     "  return %b : tensor<2xf32>\n}\n";
+  EXPECT_FALSE(compile(text));
+  EXPECT_THAT(fuseLastError(), HasSubstr("scale.mlir:2:8"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("'fuse.bogus' is unknown"));
+}
+
+TEST(CApi, BadPipelineAndEntryAreNamed) {
+  EXPECT_FALSE(compile(kGraph, "fuse-pipeline{amp=f8}"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("fuse-pipeline{amp=f8}"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("unknown dtype 'f8'"));
+  EXPECT_FALSE(compile(kGraph, "no-such-pass"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("bad pipeline 'no-such-pass'"));
+  EXPECT_FALSE(compile(kGraph, nullptr, "missing"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("no function @missing"));
+  EXPECT_THAT(fuseLastError(), HasSubstr("@scale"));
+  // A success clears the last error.
+  EXPECT_TRUE(compile(kGraph));
+  EXPECT_STREQ(fuseLastError(), "");
+}
+
+TEST(CApi, MissingFilesAndNullHandlesAreErrors) {
+  EXPECT_EQ(fuseLoadExecutable("/nonexistent/step.fuseexe"), nullptr);
+  EXPECT_THAT(fuseLastError(), HasSubstr("/nonexistent/step.fuseexe"));
+  EXPECT_EQ(fuseLoadExecutable(nullptr), nullptr);
+  EXPECT_THAT(fuseLastError(), HasSubstr("NULL"));
+  EXPECT_EQ(fuseCompile(nullptr, 0, nullptr), nullptr);
+  EXPECT_THAT(fuseLastError(), HasSubstr("NULL"));
+  EXPECT_EQ(fuseDescribeExecutable(nullptr), nullptr);
+  EXPECT_NE(fuseSaveExecutable(nullptr, "x"), 0);
+  EXPECT_EQ(fuseCreateSession(nullptr, nullptr), nullptr);
+  EXPECT_NE(fuseRun(nullptr, nullptr, 0, nullptr, 0, nullptr), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("session is NULL"));
+  fuseFreeExecutable(nullptr);
+  fuseFreeSession(nullptr);
+  fuseFreeString(nullptr);
+}
+
+// With no GPU, a session fails with the reason; with one, it loads and a
+// step given the wrong number of pointers is refused before any launch.
+TEST(CApi, SessionsNeedAGpuAndTheRightPointers) {
+  OwnedExecutable executable = compile(kGraph);
+  ASSERT_TRUE(executable) << fuseLastError();
+  OwnedString device(fuseDeviceInfo());
+  FuseSession *session = fuseCreateSession(executable.get(), nullptr);
+  if (!device) {
+    EXPECT_EQ(session, nullptr);
+    EXPECT_THAT(fuseLastError(), HasSubstr("no CUDA device"));
+    return;
+  }
+  if (!session && std::string(fuseLastError()).find("sm_90a") != std::string::npos)
+    GTEST_SKIP() << "the GPU is not sm_90a: " << fuseLastError();
+  ASSERT_NE(session, nullptr) << fuseLastError();
+  void *one[1] = {nullptr};
+  EXPECT_NE(fuseRun(session, one, 1, one, 1, nullptr), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("takes 2 inputs, 1 were given"));
+  fuseFreeSession(session);
+}
+
+} // namespace
