@@ -505,6 +505,11 @@ void *Executor::kernelHandle(int64_t index) const {
 }
 
 const CompileReport &Executor::compileReport() const { return impl_->report; }
+
+int64_t Executor::deviceBytes() const {
+  return impl_->arena.bytes() + impl_->workspace.bytes() +
+         impl_->constants.bytes() + impl_->cublasWorkspace.bytes();
+}
 const Executable &Executor::executable() const { return impl_->exe; }
 
 } // namespace fuse::runtime

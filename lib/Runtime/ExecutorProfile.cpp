@@ -299,6 +299,11 @@ StatusOr<ProfileReport> Executor::profile(const std::vector<void *> &inputs,
         "shapes and the occupancy API; GEMMs have none; DRAM bytes are not "
         "measured";
   }
+  report.executorBytes = deviceBytes();
+  report.peakBytes = report.executorBytes + report.ioBytes;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
+    report.deviceUsedBytes = static_cast<int64_t>(totalBytes - freeBytes);
   analyzeProfile(report, executable(), options.rule);
   return report;
 }

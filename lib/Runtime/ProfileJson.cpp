@@ -65,6 +65,9 @@ std::string profileJson(const ProfileReport &report) {
   json.value("arena_bytes", report.arenaBytes);
   json.value("workspace_bytes", report.workspaceBytes);
   json.value("io_bytes", report.ioBytes);
+  json.value("executor_bytes", report.executorBytes);
+  json.value("peak_bytes", report.peakBytes);
+  json.value("device_used_bytes", report.deviceUsedBytes);
   json.value("model_flops", report.model.flops);
   json.value("mfu_datasheet", report.mfuDatasheet);
   json.value("mfu_calibrated", report.mfuCalibrated);

@@ -187,6 +187,13 @@ std::string formatProfile(const ProfileReport &report, int top) {
   out += "  memory: arena " + detail::humanBytes(report.arenaBytes) +
          ", workspace " + detail::humanBytes(report.workspaceBytes) +
          ", inputs + outputs " + detail::humanBytes(report.ioBytes) + "\n";
+  if (report.peakBytes >= 0)
+    out += "  peak memory of the step " + detail::humanBytes(report.peakBytes) +
+           " (executor " + detail::humanBytes(report.executorBytes) +
+           " + inputs + outputs); device in use " +
+           (report.deviceUsedBytes >= 0 ? detail::humanBytes(report.deviceUsedBytes)
+                                        : std::string("unknown")) +
+           " (context and other processes included)\n";
   if (!report.countersWarning.empty())
     out += "  counters: " + report.countersWarning + "\n";
   return out;

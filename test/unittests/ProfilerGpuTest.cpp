@@ -125,6 +125,11 @@ TEST_F(ProfilerGpu, MeasuredCountersMatchWhatTheKernelsDo) {
   EXPECT_GT(report->stepMs, 0);
   for (const StepProfile &step : report->steps)
     EXPECT_GT(step.timeMs, 0) << step.name;
+  // Peak memory: the executor's allocations (at least the arena) plus the
+  // bound inputs and outputs, all within what the device has in use.
+  EXPECT_GE(report->executorBytes, report->arenaBytes);
+  EXPECT_EQ(report->peakBytes, report->executorBytes + report->ioBytes);
+  EXPECT_GE(report->deviceUsedBytes, report->peakBytes);
   if (report->counters != CounterSource::Measured)
     GTEST_SKIP() << report->countersWarning;
 

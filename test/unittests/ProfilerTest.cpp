@@ -264,7 +264,8 @@ TEST(ProfileJson, EveryFieldPresentAndParsesBack) {
               ::testing::ElementsAre(
                   "step_ms", "sum_step_ms", "sum_kernel_ms", "overhead_ms",
                   "steps", "kernels", "gemms", "arena_bytes", "workspace_bytes",
-                  "io_bytes", "model_flops", "mfu_datasheet", "mfu_calibrated",
+                  "io_bytes", "executor_bytes", "peak_bytes",
+                  "device_used_bytes", "model_flops", "mfu_datasheet", "mfu_calibrated",
                   "mfu_convention", "mfu_description", "parameters", "tokens",
                   "attention_flops"));
   EXPECT_DOUBLE_EQ(totals->find("model_flops")->number, report.model.flops);

@@ -149,6 +149,10 @@ public:
   /// the occupancy API.
   void *kernelHandle(int64_t index) const;
 
+  /// Device memory this executor holds: arena, workspace, constants and
+  /// cuBLASLt's workspace (bytes allocated, not rounded by the driver).
+  int64_t deviceBytes() const;
+
   const CompileReport &compileReport() const;
   const Executable &executable() const;
 

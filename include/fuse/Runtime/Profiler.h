@@ -179,6 +179,15 @@ struct ProfileReport {
   ModelFlops model;
   double mfuDatasheet = kUnknown, mfuCalibrated = kUnknown;
   int64_t arenaBytes = 0, workspaceBytes = 0, ioBytes = 0;
+  /// Device memory of the step, measured by the executor: its own
+  /// allocations (arena, workspace, constants, cuBLASLt workspace) and, for
+  /// the peak, the bound inputs and outputs too: every byte live during the
+  /// step, what torch.cuda.max_memory_allocated counts for eager. -1: not
+  /// measured (no executor).
+  int64_t executorBytes = -1, peakBytes = -1;
+  /// cudaMemGetInfo's used bytes after the runs: the whole device, the CUDA
+  /// context, loaded modules and other processes included.
+  int64_t deviceUsedBytes = -1;
 };
 
 /// fuse_row_3 -> "row"; fuse_flash_fwd_0 -> "flash_fwd"; else the name.
@@ -226,7 +235,9 @@ void analyzeProfile(ProfileReport &report, const Executable &executable,
 ///                   "calibrated": {...same...}, "note" },
 ///     "totals": { "step_ms", "sum_step_ms", "sum_kernel_ms", "overhead_ms",
 ///                 "steps", "kernels", "gemms", "arena_bytes",
-///                 "workspace_bytes", "io_bytes", "model_flops",
+///                 "workspace_bytes", "io_bytes", "executor_bytes",
+///                 "peak_bytes", "device_used_bytes" (-1: not measured),
+///                 "model_flops",
 ///                 "mfu_datasheet", "mfu_calibrated",
 ///                 "mfu_convention": "palm"|"cost-model", "mfu_description",
 ///                 "parameters", "tokens", "attention_flops" },
