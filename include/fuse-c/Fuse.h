@@ -135,8 +135,9 @@ FUSE_C_EXPORT FuseSession *fuseCreateSession(const FuseExecutable *executable,
 
 FUSE_C_EXPORT void fuseFreeSession(FuseSession *session);
 
-/* How the session got its kernels, as JSON:
- *   {"seconds", "modules", "cache_hits", "compiled"} */
+/* How the session got its kernels, and the device memory it holds, as JSON:
+ *   {"seconds", "modules", "cache_hits", "compiled",
+ *    "device_bytes" (arena, workspace, constants, cuBLASLt workspace)} */
 FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);
 
 /* Enqueues one step on `stream`: `inputs` and `outputs` are device pointers

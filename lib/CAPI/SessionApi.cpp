@@ -141,6 +141,7 @@ char *fuseSessionCompileReport(const FuseSession *session) {
       json.attribute("modules", report.modules);
       json.attribute("cache_hits", report.cacheHits);
       json.attribute("compiled", report.compiled);
+      json.attribute("device_bytes", session->executor->deviceBytes());
     }));
   });
 }
