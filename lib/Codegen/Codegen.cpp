@@ -28,6 +28,20 @@ runtime::TensorSpec tensorSpec(Value value, StringAttr name,
   return spec;
 }
 
+/// The result number under which `value` is returned: as it is, or
+/// through a chain of reshapes (views of its memory, which the memory plan
+/// places with it).
+std::optional<int64_t> returnedAs(Value value, func::ReturnOp terminator) {
+  auto position = llvm::find(terminator.getOperands(), value);
+  if (position != terminator.getOperands().end())
+    return position - terminator.getOperands().begin();
+  for (Operation *user : value.getUsers())
+    if (auto reshape = dyn_cast<ReshapeOp>(user))
+      if (std::optional<int64_t> viewed = returnedAs(reshape.getResult(), terminator))
+        return viewed;
+  return std::nullopt;
+}
+
 /// Where fuse-plan-memory put each result of a top-level op.
 LogicalResult placeResults(Operation *op, func::ReturnOp terminator,
                            CodegenContext &context) {
@@ -43,11 +57,11 @@ LogicalResult placeResults(Operation *op, func::ReturnOp terminator,
     } else if (std::optional<int64_t> argument = buffer.getArgument()) {
       where.buffer = BufferRef::input(*argument);
     } else {
-      auto position = llvm::find(terminator.getOperands(), result);
-      if (position == terminator.getOperands().end())
+      std::optional<int64_t> position = returnedAs(result, terminator);
+      if (!position)
         return op->emitError() << "result placed in caller memory (external) "
                                   "but not returned";
-      where.buffer = BufferRef::output(position - terminator.getOperands().begin());
+      where.buffer = BufferRef::output(*position);
     }
     context.setLocation(result, where);
   }

@@ -269,7 +269,7 @@ def _attention_mask(cx, mask, query, key):
             rows = keep.broadcast_to(keep.shape[:-2] + (tq, tk)).reshape(-1, tq, tk)
             if bool(rows.all()):
                 return False, None
-            causal = torch.ones(tq, tk, dtype=torch.bool).tril()
+            causal = torch.ones(tq, tk, dtype=torch.bool, device=rows.device).tril()
             if bool((rows == causal).all()):
                 return True, None
     rank = len(mask.shape)

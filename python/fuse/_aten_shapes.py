@@ -266,8 +266,9 @@ def _any_all(kind):
     def handler(cx, node, x, dim=None, keepdim=False):
         out = cx.node_type()
         dims = normalize_dims(dim, len(x.shape))
-        flags = cast(cx, as_bool(cx, x, x.shape), "i32")
-        reduced = reduce(cx, kind, flags, dims, keepdim, out.with_element("i32"))
+        # 0/1 as f32: the reduction kernels reduce floats (exact for 0 and 1).
+        flags = cast(cx, as_bool(cx, x, x.shape), "f32")
+        reduced = reduce(cx, kind, flags, dims, keepdim, out.with_element("f32"))
         zero = cx.splat(0, reduced.type)
         return cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {reduced.type}", [reduced, zero],
                        [out.with_element("i1")])

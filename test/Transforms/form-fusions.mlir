@@ -252,3 +252,22 @@ func.func @bounded_inputs(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32
   %y = fuse.add %x, %c : tensor<8xf32>
   return %y : tensor<8xf32>
 }
+
+// -----
+
+// A reduction over a middle dimension (grouped-query attention's backward
+// sums the heads that share a key) has no template: it becomes a row
+// reduction of a transposed view, reshaped back under keepdim.
+// CHECK-LABEL: func.func @middle_dimension
+// CHECK: fuse.transpose %{{.+}}, permutation = [0, 1, 3, 4, 2]
+// CHECK: fuse.fusion row_reduction
+// CHECK: fuse.reduce max %{{.+}}, dims = [4] : (tensor<2x2x32x16x2xf32>) -> tensor<2x2x32x16xf32>
+// CHECK-NEXT: fuse.reshape %{{.+}} : (tensor<2x2x32x16xf32>) -> tensor<2x2x1x32x16xf32>
+// CHECK: fuse.fusion row_reduction
+// CHECK: fuse.reduce sum %{{.+}}, dims = [4] : (tensor<2x2x32x16x2xf32>) -> tensor<2x2x32x16xf32>
+// CHECK-NOT: dims = [2]
+func.func @middle_dimension(%x: tensor<2x2x2x32x16xf32>) -> (tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>) {
+  %s = fuse.reduce sum %x, dims = [2] : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x32x16xf32>
+  %m = fuse.reduce max %x, dims = [2] keepdim : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x1x32x16xf32>
+  return %s, %m : tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>
+}

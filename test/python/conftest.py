@@ -16,6 +16,9 @@ from fuse import reference  # noqa: E402
 from fuse._compat import TORCH_2  # noqa: E402
 
 BIN = pathlib.Path(os.environ.get("FUSE_BIN_DIR", ROOT / "build" / "bin"))
+# The C API library of the same build as the tools (ctest sets FUSE_BIN_DIR).
+if "FUSE_LIBRARY" not in os.environ and (BIN.parent / "lib" / "libFuseC.so").exists():
+    os.environ["FUSE_LIBRARY"] = str(BIN.parent / "lib" / "libFuseC.so")
 
 requires_torch2 = pytest.mark.skipif(
     not TORCH_2, reason=f"needs torch 2.x (run on the GPU machine); this is torch {torch.__version__}")
@@ -50,3 +53,8 @@ def ops_in(text):
     import collections
     import re
     return collections.Counter(re.findall(r"= (fuse\.[a-z_]+)", text))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and torch 2.x (the GPU machine); skipped, "
+                                       "with the reason, elsewhere")

@@ -76,3 +76,19 @@ func.func @flash_f16(%q: tensor<1x2x50x64xf16>, %k: tensor<1x2x50x64xf16>, %v: t
   %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>) -> (tensor<1x2x50x64xf16>, tensor<1x2x50xf32>)
   return %o : tensor<1x2x50x64xf16>
 }
+
+// A GEMM's result returned through a reshape (a view) and also read by a
+// later op: the fusion writes the view's output memory directly.
+func.func @returned_view(%x: tensor<4x32xf32>, %w: tensor<64x32xf32>) -> (tensor<2x2x64xf32>, tensor<2x2x64xf32>) {
+  %h = fuse.matmul %x, %w transpose_rhs : (tensor<4x32xf32>, tensor<64x32xf32>) -> tensor<4x64xf32>
+  %r = fuse.reshape %h : (tensor<4x64xf32>) -> tensor<2x2x64xf32>
+  %g = fuse.gelu %r, approximate = tanh : tensor<2x2x64xf32>
+  return %r, %g : tensor<2x2x64xf32>, tensor<2x2x64xf32>
+}
+
+// Reductions over a middle dimension (grouped-query attention's backward).
+func.func @middle_reduction(%x: tensor<2x2x2x32x16xf32>) -> (tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>) {
+  %s = fuse.reduce sum %x, dims = [2] : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x32x16xf32>
+  %m = fuse.reduce max %x, dims = [2] keepdim : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x1x32x16xf32>
+  return %s, %m : tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>
+}

@@ -15,11 +15,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "FusionGroups.h"
+#include "FusionLegality.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
 
@@ -37,6 +39,48 @@ using namespace mlir::fuse;
 using namespace mlir::fuse::fusion;
 
 namespace {
+
+/// A reduce over dimensions that are neither trailing nor leading (the
+/// backward of grouped-query attention sums the repeated heads: dims = [2]
+/// of five) fits no kernel template. It becomes a reduce of a transposed
+/// view with those dimensions last, which is a row reduction reading
+/// through the transpose (nothing is materialised), and a reshape back to
+/// the original result under `keepdim`.
+void moveReducedDimensionsLast(Block &block) {
+  SmallVector<ReduceOp> scattered;
+  for (auto reduce : block.getOps<ReduceOp>())
+    if (getOpRole(reduce) == OpRole::Opaque)
+      scattered.push_back(reduce);
+  for (ReduceOp reduce : scattered) {
+    auto type = cast<RankedTensorType>(reduce.getOperand().getType());
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> dims = reduce.getDims();
+    SmallVector<int64_t> permutation, shape, keptShape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(dims, d)) {
+        permutation.push_back(d);
+        keptShape.push_back(type.getDimSize(d));
+      }
+    permutation.append(dims.begin(), dims.end());
+    for (int64_t d : permutation)
+      shape.push_back(type.getDimSize(d));
+    SmallVector<int64_t> trailing;
+    for (int64_t d = rank - static_cast<int64_t>(dims.size()); d < rank; ++d)
+      trailing.push_back(d);
+    ImplicitLocOpBuilder b(reduce.getLoc(), reduce);
+    Value transposed = TransposeOp::create(
+        b, RankedTensorType::get(shape, type.getElementType()),
+        reduce.getOperand(), b.getDenseI64ArrayAttr(permutation));
+    Value reduced = ReduceOp::create(
+        b, RankedTensorType::get(keptShape, type.getElementType()),
+        reduce.getKindAttr(), transposed, b.getDenseI64ArrayAttr(trailing),
+        /*keepdim=*/nullptr);
+    if (reduced.getType() != reduce.getType())
+      reduced = ReshapeOp::create(b, reduce.getType(), reduced);
+    reduce.getResult().replaceAllUsesWith(reduced);
+    reduce.erase();
+  }
+}
 
 /// A max-heap of merges, each stamped with the versions its two groups had
 /// when it was evaluated: a merge popped after either group changed is
@@ -147,6 +191,7 @@ struct FormFusionsPass
   }
 
   void formFusions(Block &block) {
+    moveReducedDimensionsLast(block);
     duplicateCheapProducers(block);
     GroupSet groups(block, maxInputs, maxOutputs);
     CandidateQueue queue(groups);

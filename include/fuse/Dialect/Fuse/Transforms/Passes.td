@@ -142,6 +142,11 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
 def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
   let summary = "group ops into fuse.fusion regions, one kernel each";
   let description = [{
+    A reduce over dimensions that are neither trailing nor leading (the
+    backward of grouped-query attention sums the heads that share a key) is
+    first rewritten as a reduce of a transposed view with those dimensions
+    last, so that it is a row reduction.
+
     Groups each function's top-level ops into `fuse.fusion` regions, greedily
     and by the cost model, as XLA's priority fusion does. Every op starts in
     a group of its own. Every pair of groups joined by a value (producer and

@@ -1,0 +1,488 @@
+"""The torch.compile backend "fuse".
+
+    import fuse                                       # registers it (torch >= 2)
+    model = torch.compile(model, backend="fuse")      # inference and training
+    model = torch.compile(model, backend="fuse", options={"amp": None, "fallback": "error"})
+
+Every graph dynamo captures goes through AOTAutograd (`aot_autograd`), with
+Fuse's decompositions: it lifts parameters to inputs, functionalizes, and
+splits a training graph into a forward and a backward graph of ATen ops.
+Fuse compiles each of those (fuse.export -> fuse.compile) and runs it on the
+caller's tensors and stream. While AOTAutograd traces, the cuDNN attention
+backend is switched off so that attention reaches the graph as the flash or
+memory-efficient op, which Fuse maps to its own attention.
+
+Before export each AOTAutograd graph is re-traced on the CPU with fake
+tensors (a Fuse graph has no device), with the module buffers (dynamo's
+`..._buffers_...` inputs) baked in as constants, as fuse.export does for a
+module: what depends on them alone (rotary tables, position and token type
+ids) folds away. A forward result that depends on no input (a causal mask
+saved for the backward) is computed once and handed out as the same tensor
+every call, so the backward graph bakes it in too and its attention folds
+the mask into the `causal` flag. A result that is only a reshape of another
+is returned as that other and viewed back in torch (free), and each value is
+returned once. The guards: a baked buffer updated in place (its version
+counter moves) means compiling again.
+
+Options (torch.compile's `options=` dict): those of fuse.compile (amp,
+default "bf16"; memory_budget; cuda_graphs; cache_dir; arch; pipeline) and
+`fallback`: "eager" (default) or "error".
+
+Graphs Fuse cannot take (fuse.export raises ExportError listing the ATen
+ops it cannot map, or compiling fails) run eagerly instead (AOTAutograd's
+ATen graph, or dynamo's graph where AOTAutograd itself fails), with one
+warning per captured graph that says why. With fallback="error" they raise.
+
+Shapes: each compiled graph is static. A graph is compiled on its first call
+for the shapes it sees. When a model changes shape, dynamo recompiles (and,
+after one change, marks the changing sizes dynamic); a graph with symbolic
+sizes is then compiled once per concrete shape, with a warning noting each
+recompilation, up to torch._dynamo.config's recompile (cache size) limit;
+past it that graph runs eagerly, said once.
+
+`stats` counts what happened (graphs seen, Fuse compilations, eager
+fallbacks), for tests and curious users.
+"""
+
+import itertools
+import operator
+import warnings
+
+from ._compat import TORCH_2
+
+__all__ = ["fuse_backend", "register", "stats"]
+
+stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0}
+
+_OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipeline", "fallback",
+            "max_arena_bytes", "profile"}
+_ATTENTION_OPS = ("_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
+                  "_scaled_dot_product_cudnn_attention")
+_names = itertools.count()
+
+
+class FuseRecompileWarning(UserWarning):
+    """A graph was compiled again for new input shapes."""
+
+
+def register():
+    """Registers "fuse" with torch._dynamo (import fuse does it already)."""
+    if not TORCH_2:
+        raise RuntimeError("torch.compile needs torch >= 2")
+    from torch._dynamo.backends import registry
+    from . import _register
+    _register(registry)
+
+
+def _recompile_limit():
+    import torch._dynamo.config as config
+    for name in ("recompile_limit", "cache_size_limit"):
+        value = getattr(config, name, None)
+        if isinstance(value, int):
+            return value
+    return 8
+
+
+class _DynamoGraph:
+    """What the graphs AOTAutograd makes from one dynamo graph share: the
+    options, and whether Fuse gave up on them (warned once)."""
+
+    def __init__(self, options):
+        self.options = options
+        self.fallback = options.pop("fallback", "eager")
+        if self.fallback not in ("eager", "error"):
+            raise ValueError(f"fuse backend: fallback must be 'eager' or 'error', not {self.fallback!r}")
+        self.gave_up = None
+        self.inputs, self.buffer_positions = 0, frozenset()
+        # Tensors a forward graph returned that depend on no input (a causal
+        # mask saved for the backward): id -> tensor, kept alive here.
+        self.constant_tensors = {}
+
+    def note_inputs(self, gm):
+        """Which of dynamo's graph inputs are module buffers: dynamo names
+        them after their source (`L_self_modules_..._buffers_inv_freq_`)."""
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self.inputs = len(placeholders)
+        self.buffer_positions = frozenset(i for i, n in enumerate(placeholders)
+                                          if "_buffers_" in str(n.target) or "_buffers_" in n.name)
+
+    def give_up(self, error, what):
+        stats["fallbacks"] += 1
+        if self.gave_up is None:
+            self.gave_up = error
+            warnings.warn(f"fuse: running {what} eagerly: Fuse cannot compile it:\n{error}", stacklevel=2)
+
+
+def _is_attention_extra(node):
+    """Outputs 2.. of the CUDA attention ops (RNG seeds, sequence
+    lengths, debug masks): Fuse's attention has no such results."""
+    import torch
+    if not isinstance(node, torch.fx.Node) or node.target is not operator.getitem:
+        return False
+    source, index = node.args[0], node.args[1]
+    return (isinstance(source, torch.fx.Node) and source.op == "call_function"
+            and any(name in str(source.target) for name in _ATTENTION_OPS) and index >= 2)
+
+
+def _placeholder_stand_in(value):
+    """A value to return for an attention extra: zeros of its metadata."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        return torch.zeros(tuple(int(d) for d in value.shape), dtype=value.dtype, device=value.device)
+    return value
+
+
+class _Specialized:
+    """One AOTAutograd graph compiled by Fuse for one set of concrete input
+    shapes. Non-tensor inputs (symbolic sizes) and the module buffers in
+    `constants` are baked in as values: the exporter then folds what depends
+    on them alone (rotary tables, position ids, token type ids), as
+    fuse.export does for a module's buffers.
+
+    The graph is re-traced on the CPU (fake tensors; device arguments and
+    constants moved to the CPU): a Fuse graph has no device, and so the
+    exporter's constant folding never mixes devices."""
+
+    def __init__(self, gm, args, options, kind, constants=()):
+        import torch
+        from . import compiler
+        from ._tracing import trace
+        from .export import export_graph
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        returned = output.args[0]
+        self.single = not isinstance(returned, (tuple, list))
+        returned = [returned] if self.single else list(returned)
+        self.tensor_positions = [i for i, a in enumerate(args)
+                                 if isinstance(a, torch.Tensor) and i not in constants]
+        baked = {i: (a.detach().cpu() if isinstance(a, torch.Tensor) else a)
+                 for i, a in enumerate(args) if i not in self.tensor_positions}
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        plan = [None] * len(returned)
+        for position, node in enumerate(returned):
+            if node is None:
+                plan[position] = ("value", None)
+            elif not isinstance(node, torch.fx.Node):
+                plan[position] = ("value", node)
+            elif _is_attention_extra(node):
+                plan[position] = ("value", _placeholder_stand_in(node.meta.get("val")))
+        on_cpu = _on_cpu(gm)
+
+        def step(*tensors):
+            full = [None] * len(args)
+            for position, tensor in zip(self.tensor_positions, tensors):
+                full[position] = tensor
+            for position, value in baked.items():
+                full[position] = value
+            result = torch.fx.Interpreter(on_cpu).run(*full)
+            result = [result] if self.single else list(result)
+            selected = []
+            for position, value in enumerate(result):
+                if plan[position] is not None:
+                    continue
+                if isinstance(value, torch.Tensor):
+                    plan[position] = ("output", len(selected))
+                    selected.append(value)
+                else:  # a size (concrete for these shapes) or another constant
+                    is_size = isinstance(value, int) or type(value).__name__ == "SymInt"
+                    plan[position] = ("value", int(value) if is_size else value)
+            return tuple(selected)
+
+        examples = _fake_examples([args[i] for i in self.tensor_positions])
+        with _outside_tracing(), torch.no_grad():
+            traced = trace(step, examples)
+        views, input_free = _return_roots(traced)
+        self.plan = [(("constant" if input_free[views[e[1]][0]] else "output"),) + views[e[1]]
+                     if e[0] == "output" else e for e in plan]
+        self.cached, self.shared_constants = {}, None
+        arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
+                     for i in self.tensor_positions]
+        name = f"{kind}_{next(_names)}"
+        text = export_graph(traced, retrace=False, arg_names=arg_names, name=name)
+        self.compiled = compiler.compile(text, name=name, progress=False, **options)
+        # The backend's callers (AOTAutograd) do not choose strides.
+        self.compiled.contiguous_copy = True
+
+    def __call__(self, args):
+        compiled = self.compiled
+        tensors = [args[i] for i in self.tensor_positions]
+        # A scalar kept on the CPU (a Python number dynamo made a tensor)
+        # goes to the device; anything larger there is the caller's error.
+        tensors = [t.to(compiled.device) if t.device.type == "cpu" and t.numel() <= 1 else t for t in tensors]
+        inputs = compiled.check_inputs(tensors)
+        outputs = compiled.allocate_outputs(inputs)
+        compiled.run(inputs, outputs, check=False)
+        result = []
+        for position, entry in enumerate(self.plan):
+            if entry[0] == "value":
+                result.append(entry[1])
+                continue
+            if entry[0] == "constant" and position in self.cached:
+                result.append(self.cached[position])
+                continue
+            tensor = outputs[entry[1]] if entry[2] is None else outputs[entry[1]].view(entry[2])
+            if entry[0] == "constant":
+                # The same tensor every call: a backward graph that takes it
+                # can bake it in (and fold, e.g., a causal mask).
+                self.cached[position] = tensor
+                if self.shared_constants is not None:
+                    self.shared_constants[id(tensor)] = tensor
+            result.append(tensor)
+        return result[0] if self.single else result
+
+
+_RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default",
+             "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default", "aten.alias.default"}
+
+
+def _return_roots(traced):
+    """Rewrites the traced graph to return each distinct value once, and a
+    value whose result is only a reshape of another as that other value;
+    returns, per original result, (index among the new results, shape to
+    view it as, or None). The caller views the tensor back, for free: a
+    reshape of a contiguous result is a view in torch, and Fuse need not
+    return the same memory twice or materialise a reshape (the CUDA code
+    generator also refuses to return both a GEMM result's reshape and a
+    value computed from it, "result placed in caller memory (external) but
+    not returned")."""
+    import torch
+    from ._fx_to_mlir import _meta_value
+    shape_of = lambda n: tuple(int(d) for d in _meta_value(n).shape)
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    returned = list(output.args[0])
+    roots, mapping = [], []
+    for node in returned:
+        root, shape = node, None
+        while (isinstance(root, torch.fx.Node) and root.op == "call_function"
+               and str(root.target) in _RESHAPES):
+            root = root.args[0]
+        if root is not node:
+            shape = shape_of(node)
+            if shape_of(root) == shape:
+                shape = None
+        if root not in roots:
+            roots.append(root)
+        mapping.append((roots.index(root), shape))
+    output.args = (tuple(roots),)
+    traced.graph.eliminate_dead_code()
+    traced.recompile()
+    return mapping, [_input_free(traced, root) for root in roots]
+
+
+def _input_free(traced, node):
+    """Whether `node` depends on no graph input and draws no random
+    numbers: its value is the same every call."""
+    import torch
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, torch.fx.Node) or n in seen:
+            continue
+        seen.add(n)
+        if n.op == "placeholder" or (n.op == "call_function" and any(
+                word in str(n.target) for word in ("rand", "bernoulli", "dropout", "philox", "seed"))):
+            return False
+        if n.op not in ("get_attr", "call_function"):
+            return False
+        stack.extend(n.all_input_nodes)
+    return True
+
+
+def _on_cpu(gm):
+    """A copy of `gm` whose device arguments and tensor constants are on the
+    CPU (what runs on the GPU is Fuse's, not this graph)."""
+    import copy
+    import torch
+    from torch.fx.node import map_aggregate
+    cpu = torch.device("cpu")
+    copied = copy.deepcopy(gm)
+
+    def to_cpu(value):
+        if isinstance(value, torch.device) and value.type != "cpu":
+            return cpu
+        return value
+
+    for node in copied.graph.nodes:
+        if node.op == "get_attr":
+            *path, attribute = node.target.split(".")
+            owner = copied
+            for part in path:
+                owner = getattr(owner, part)
+            value = getattr(owner, attribute)
+            if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+                if attribute in getattr(owner, "_buffers", {}):
+                    owner._buffers[attribute] = value.cpu()
+                elif attribute in getattr(owner, "_parameters", {}):
+                    owner._parameters[attribute] = torch.nn.Parameter(value.detach().cpu(), value.requires_grad)
+                else:
+                    setattr(owner, attribute, value.cpu())
+        elif node.op == "call_function":
+            node.args = map_aggregate(node.args, to_cpu)
+            node.kwargs = map_aggregate(node.kwargs, to_cpu)
+    copied.recompile()
+    return copied
+
+
+def _fake_examples(tensors):
+    """Fake CPU tensors of the inputs' shapes and dtypes, contiguous:
+    tracing allocates nothing and computes nothing."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    shapes = [(tuple(int(d) for d in t.shape), t.dtype) for t in tensors]
+    with mode:
+        return [torch.empty(shape, dtype=dtype, device="cpu") for shape, dtype in shapes]
+
+
+class _outside_tracing:
+    """No dynamo tracing context and no autocast while Fuse re-traces an
+    AOTAutograd graph (its casts are explicit already)."""
+
+    def __enter__(self):
+        import torch
+        self._stack = []
+        guards = getattr(torch, "_guards", None)
+        if guards is not None and hasattr(guards, "tracing"):
+            self._stack.append(guards.tracing(None))
+        self._stack.append(torch.autocast("cuda", enabled=False))
+        self._stack.append(torch.autocast("cpu", enabled=False))
+        for context in self._stack:
+            context.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        for context in reversed(self._stack):
+            context.__exit__(*exc)
+
+
+class _FuseGraph:
+    """An AOTAutograd graph (forward, backward or inference) as AOTAutograd
+    calls it, compiled per input shapes."""
+    _boxed_call = True
+
+    def __init__(self, gm, kind, shared):
+        self.gm, self.kind, self.shared = gm, kind, shared
+        self.specialized = {}
+        self.eager_noted = False
+        # The forward (or inference) graph takes dynamo's inputs in order;
+        # module buffers among them are baked in as constants.
+        placeholders = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
+        self.buffers = (shared.buffer_positions if kind != "backward" and placeholders == shared.inputs
+                        else frozenset())
+
+    def _constants(self, args):
+        """Positions baked in: module buffers, and tensors a forward graph
+        returned as constants."""
+        handed_out = self.shared.constant_tensors
+        if not handed_out:
+            return self.buffers
+        return self.buffers | frozenset(i for i, a in enumerate(args) if id(a) in handed_out)
+
+    def _key(self, args):
+        """What a compiled specialization depends on: the shapes, dtypes and
+        devices of the tensors, the values of everything else, and the
+        identity and version of each baked buffer (an in-place update of a
+        buffer means compiling again)."""
+        import torch
+        key = []
+        constants = self._constants(args)
+        for i, a in enumerate(args):
+            if not isinstance(a, torch.Tensor):
+                key.append(("value", repr(a)))
+            elif i in constants:
+                key.append(("constant", tuple(a.shape), a.dtype, a.data_ptr(), a._version))
+            else:
+                key.append((tuple(a.shape), a.dtype, a.device))
+        return tuple(key)
+
+    def _eager(self, args):
+        return self.gm(*args)
+
+    def __call__(self, *args):
+        # Boxed (one list), as AOTAutograd calls a forward; or unboxed, as it
+        # calls a backward it wrapped in torch._dynamo.disable (which drops
+        # the _boxed_call flag). Graph inputs are never lists.
+        if len(args) == 1 and isinstance(args[0], list):
+            args = args[0]
+        key = self._key(args)
+        entry = self.specialized.get(key)
+        if entry is None:
+            entry = self._specialize(args, key)
+        if entry == "eager":
+            return self._eager(args)
+        return entry(args)
+
+    def _specialize(self, args, key):
+        if self.shared.gave_up is not None:
+            self.specialized[key] = "eager"
+            return "eager"
+        limit = _recompile_limit()
+        if len(self.specialized) >= limit:
+            if not self.eager_noted:
+                self.eager_noted = True
+                warnings.warn(f"fuse: the {self.kind} graph was compiled for {limit} input shapes "
+                              "(torch._dynamo.config's recompile limit); other shapes run eagerly",
+                              FuseRecompileWarning, stacklevel=3)
+            return "eager"
+        if self.specialized:
+            stats["recompiles"] += 1
+            shapes = [list(k[0]) for k in key if k[0] not in ("value", "constant")][:4]
+            warnings.warn(f"fuse: compiling the {self.kind} graph again for new input shapes "
+                          f"({len(self.specialized) + 1} of at most {limit}; first inputs {shapes})",
+                          FuseRecompileWarning, stacklevel=3)
+        try:
+            entry = _Specialized(self.gm, args, self.shared.options, self.kind, self._constants(args))
+            entry.shared_constants = self.shared.constant_tensors
+            stats["compiled"] += 1
+        except Exception as error:  # ExportError, TracingError, FuseError, or a bug: never the user's run
+            if self.shared.fallback == "error":
+                raise
+            if type(error).__name__ not in ("ExportError", "TracingError", "FuseError"):
+                error = RuntimeError(f"{type(error).__name__}: {error}")
+            self.shared.give_up(error, f"the {self.kind} graph")
+            entry = "eager"
+        self.specialized[key] = entry
+        return entry
+
+
+def _attention_without_cudnn():
+    """While AOTAutograd traces: attention as flash, memory-efficient or
+    math, the forms fuse.export maps (not cuDNN's op)."""
+    import contextlib
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return contextlib.nullcontext()
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+
+
+def fuse_backend(gm, example_inputs, *, options=None, mode=None):
+    """The compiler function torch.compile(backend="fuse") calls with each
+    graph dynamo captures."""
+    if not TORCH_2:
+        raise RuntimeError("the fuse torch.compile backend needs torch >= 2")
+    from torch._dynamo.backends.common import aot_autograd
+    from ._tracing import decomposition_table
+    options = dict(options or {})
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise ValueError(f"fuse backend: unknown option(s) {sorted(unknown)}; known: {sorted(_OPTIONS)}")
+    if mode == "reduce-overhead":
+        options.setdefault("cuda_graphs", True)
+    shared = _DynamoGraph(options)
+    shared.note_inputs(gm)
+    stats["graphs"] += 1
+
+    def compiler_for(kind):
+        return lambda graph, inputs: _FuseGraph(graph, kind, shared)
+
+    backend = aot_autograd(fw_compiler=compiler_for("forward"), bw_compiler=compiler_for("backward"),
+                           inference_compiler=compiler_for("inference"),
+                           decompositions=decomposition_table())
+    try:
+        with _attention_without_cudnn():
+            return backend(gm, example_inputs)
+    except Exception as error:
+        if type(error).__module__.startswith("torch._dynamo") or shared.fallback == "error":
+            raise
+        shared.give_up(error, "a graph AOTAutograd could not prepare")
+        return gm.forward
