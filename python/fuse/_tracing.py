@@ -127,15 +127,20 @@ class AdamW:
     eps: float = 1e-8
     weight_decay: float = 0.1
 
+    def decay(self, index, param):
+        """The weight decay of parameter `index`."""
+        return self.weight_decay if param.dim() >= 2 else 0.0
+
     def update(self, params, grads, exp_avgs, exp_avg_sqs, lr, step):
         beta1, beta2 = self.betas
         step = step + 1
         bias_correction1 = 1 - torch.pow(beta1, step)
         bias_correction2 = 1 - torch.pow(beta2, step)
         new_params, new_avgs, new_sqs = [], [], []
-        for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
-            if self.weight_decay and p.dim() >= 2:
-                p = p * (1 - lr * self.weight_decay)
+        for index, (p, g, m, v) in enumerate(zip(params, grads, exp_avgs, exp_avg_sqs)):
+            decay = self.decay(index, p)
+            if decay:
+                p = p * (1 - lr * decay)
             m = m * beta1 + g * (1 - beta1)
             v = v * beta2 + g * g * (1 - beta2)
             denominator = torch.sqrt(v) / torch.sqrt(bias_correction2) + self.eps

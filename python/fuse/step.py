@@ -63,23 +63,8 @@ class _TorchAdamW(AdamW):
     optimizer group gives it (the exporter's AdamW decays matrices only)."""
     decays: tuple = ()
 
-    def update(self, params, grads, exp_avgs, exp_avg_sqs, lr, step):
-        beta1, beta2 = self.betas
-        step = step + 1
-        bias_correction1 = 1 - torch.pow(beta1, step)
-        bias_correction2 = 1 - torch.pow(beta2, step)
-        new_params, new_avgs, new_sqs = [], [], []
-        for p, g, m, v, decay in zip(params, grads, exp_avgs, exp_avg_sqs, self.decays):
-            if decay:
-                p = p * (1 - lr * decay)
-            m = m * beta1 + g * (1 - beta1)
-            v = v * beta2 + g * g * (1 - beta2)
-            denominator = torch.sqrt(v) / torch.sqrt(bias_correction2) + self.eps
-            p = p - (lr / bias_correction1) * m / denominator
-            new_params.append(p)
-            new_avgs.append(m)
-            new_sqs.append(v)
-        return new_params, new_avgs, new_sqs, step
+    def decay(self, index, param):
+        return self.decays[index]
 
 
 def _adamw_from(optimizer, params, names):

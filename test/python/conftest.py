@@ -5,6 +5,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import textwrap
 
 import pytest
 import torch
@@ -58,3 +59,18 @@ def ops_in(text):
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU and torch 2.x (the GPU machine); skipped, "
                                        "with the reason, elsewhere")
+
+
+# A small graph (matmul, bias, GELU) for the C API and JIT tests.
+MLP = textwrap.dedent("""\
+    func.func @mlp(%x: tensor<4x32xf32> {fuse.name = "x"},
+                   %w: tensor<64x32xf32> {fuse.name = "w"},
+                   %b: tensor<64xf32> {fuse.name = "b"})
+        -> (tensor<4x64xf32> {fuse.name = "y"}) {
+      %h = fuse.matmul %x, %w transpose_rhs : (tensor<4x32xf32>, tensor<64x32xf32>) -> tensor<4x64xf32>
+      %bb = fuse.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<4x64xf32>
+      %s = fuse.add %h, %bb : tensor<4x64xf32>
+      %y = fuse.gelu %s, approximate = tanh : tensor<4x64xf32>
+      return %y : tensor<4x64xf32>
+    }
+    """)

@@ -14,24 +14,12 @@ import textwrap
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import MLP, ROOT
 
 import fuse
 from fuse import _capi
 from fuse.compiler import pipeline_string
 
-MLP = textwrap.dedent("""\
-    func.func @mlp(%x: tensor<4x32xf32> {fuse.name = "x"},
-                   %w: tensor<64x32xf32> {fuse.name = "w"},
-                   %b: tensor<64xf32> {fuse.name = "b"})
-        -> (tensor<4x64xf32> {fuse.name = "y"}) {
-      %h = fuse.matmul %x, %w transpose_rhs : (tensor<4x32xf32>, tensor<64x32xf32>) -> tensor<4x64xf32>
-      %bb = fuse.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<4x64xf32>
-      %s = fuse.add %h, %bb : tensor<4x64xf32>
-      %y = fuse.gelu %s, approximate = tanh : tensor<4x64xf32>
-      return %y : tensor<4x64xf32>
-    }
-    """)
 
 
 def _has_gpu():

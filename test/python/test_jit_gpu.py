@@ -17,7 +17,7 @@ import warnings
 import pytest
 import torch
 
-from conftest import requires_torch2
+from conftest import MLP, requires_torch2
 
 import fuse
 from fuse import backend, models
@@ -30,18 +30,6 @@ pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
 
-MLP = """
-func.func @mlp(%x: tensor<4x32xf32> {fuse.name = "x"},
-               %w: tensor<64x32xf32> {fuse.name = "w"},
-               %b: tensor<64xf32> {fuse.name = "b"})
-    -> (tensor<4x64xf32> {fuse.name = "y"}) {
-  %h = fuse.matmul %x, %w transpose_rhs : (tensor<4x32xf32>, tensor<64x32xf32>) -> tensor<4x64xf32>
-  %bb = fuse.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<4x64xf32>
-  %s = fuse.add %h, %bb : tensor<4x64xf32>
-  %y = fuse.gelu %s, approximate = tanh : tensor<4x64xf32>
-  return %y : tensor<4x64xf32>
-}
-"""
 
 
 def relative_error(actual, expected):
