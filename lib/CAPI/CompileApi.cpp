@@ -10,6 +10,7 @@
 
 #include "fuse/Codegen/Codegen.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Support/HostTensor.h"
@@ -21,8 +22,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -48,30 +47,6 @@ void registerPassesOnce() {
     mlir::fuse::registerFusePasses();
     mlir::fuse::registerFusePipeline();
   });
-}
-
-/// The function named `entry`, or the module's only one.
-FailureOr<func::FuncOp> selectFunction(ModuleOp module, const std::string &entry,
-                                       std::string &error) {
-  SmallVector<func::FuncOp> functions;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      functions.push_back(func);
-  std::string names;
-  for (func::FuncOp func : functions) {
-    if (!entry.empty() && func.getSymName() == entry)
-      return func;
-    names += (names.empty() ? "@" : ", @") + func.getSymName().str();
-  }
-  if (entry.empty() && functions.size() == 1)
-    return functions.front();
-  error = entry.empty()
-              ? "the graph has " + std::to_string(functions.size()) +
-                    " functions (" + (names.empty() ? "none" : names) +
-                    "): name the entry"
-              : "no function @" + entry + " in the graph (it has: " +
-                    (names.empty() ? "none" : names) + ")";
-  return failure();
 }
 
 /// The target when the caller names none: the current GPU's.
@@ -129,24 +104,22 @@ FuseExecutable *compile(const char *text, size_t size,
   if (!module)
     return failWith("cannot parse " + sourceName);
   std::string error;
-  FailureOr<func::FuncOp> func = selectFunction(*module, orDefault(opts.entry, ""), error);
+  std::string where = opts.source_name && *opts.source_name
+                          ? "'" + sourceName + "'"
+                          : std::string("the graph");
+  FailureOr<func::FuncOp> func = mlir::fuse::findEntryFunction(
+      *module, orDefault(opts.entry, ""), where, "name the entry", error);
   if (failed(func))
-    return failWith(sourceName + ": " + error);
+    return failWith(error);
   // A graph written after fuse-pipeline (fuse-opt's output) is planned
   // already; running the pipeline again would plan it twice.
-  if (!(*func)->hasAttr("fuse.arena_size")) {
-    PassManager passManager(&context);
-    std::string parseErrors;
-    llvm::raw_string_ostream parseStream(parseErrors);
-    if (failed(parsePassPipeline(pipeline, passManager, parseStream)))
-      return failWith("bad pipeline '" + pipeline + "': " + parseStream.str());
-    if (failed(passManager.run(*module)))
-      return failWith("the pipeline '" + pipeline + "' failed on " + sourceName);
-    FailureOr<func::FuncOp> planned =
-        selectFunction(*module, (*func).getSymName().str(), error);
-    if (failed(planned))
-      return failWith(sourceName + ": " + error);
-    func = planned;
+  if (!mlir::fuse::isPlanned(*func)) {
+    std::string name = (*func).getSymName().str();
+    if (failed(mlir::fuse::runPipeline(*module, pipeline, "pipeline", error)))
+      return failWith(error);
+    func = module->lookupSymbol<func::FuncOp>(name);
+    if (!*func)
+      return failWith("the pipeline '" + pipeline + "' removed @" + name);
   }
   std::string arch = orDefault(opts.arch, "");
   if (arch.empty()) {

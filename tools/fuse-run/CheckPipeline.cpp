@@ -3,12 +3,11 @@
 #include "CompareOutputs.h"
 #include "RunSupport.h"
 
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/Comparison.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -39,15 +38,9 @@ FailureOr<OwningOpRef<ModuleOp>>
 mlir::fuse::applyPipeline(MLIRContext &context, ModuleOp module,
                           const std::string &pipeline, const std::string &flag) {
   OwningOpRef<ModuleOp> transformed = module.clone();
-  PassManager passManager(&context);
-  std::string parseErrors;
-  llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(parsePassPipeline(pipeline, passManager, errorStream))) {
-    (void)reportError("bad " + flag + " '" + pipeline + "': " + parseErrors);
-    return failure();
-  }
-  if (failed(passManager.run(*transformed))) {
-    (void)reportError("the pipeline '" + pipeline + "' failed on the graph");
+  std::string error;
+  if (failed(runPipeline(*transformed, pipeline, flag, error))) {
+    (void)reportError(error);
     return failure();
   }
   return transformed;

@@ -13,6 +13,7 @@
 #include "RunSupport.h"
 
 #include "fuse/Codegen/Codegen.h"
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Runtime/Calibration.h"
 #include "fuse/Runtime/ExecutableIO.h"
@@ -144,7 +145,7 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
   auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> planned = module.clone();
   auto plannedFunc = planned->lookupSymbol<func::FuncOp>(func.getSymName());
-  if (!plannedFunc->hasAttr("fuse.arena_size")) {
+  if (!isPlanned(plannedFunc)) {
     FailureOr<OwningOpRef<ModuleOp>> transformed =
         applyPipeline(context, module, options.pipeline, "--pipeline");
     if (failed(transformed))

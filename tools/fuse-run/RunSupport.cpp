@@ -2,6 +2,7 @@
 
 #include "RunSupport.h"
 
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/Npy.h"
 
@@ -43,28 +44,12 @@ OwningOpRef<ModuleOp> mlir::fuse::loadGraph(MLIRContext &context,
 FailureOr<func::FuncOp> mlir::fuse::selectEntry(ModuleOp module,
                                                 const std::string &entry,
                                                 const std::string &path) {
-  SmallVector<func::FuncOp> functions;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      functions.push_back(func);
-  std::string names;
-  for (func::FuncOp func : functions)
-    names += (names.empty() ? "@" : ", @") + func.getSymName().str();
-  if (!entry.empty()) {
-    for (func::FuncOp func : functions)
-      if (func.getSymName() == entry)
-        return func;
-    (void)reportError("no function @" + entry + " in '" + path +
-                      "' (it has: " + (names.empty() ? "none" : names) + ")");
-    return failure();
-  }
-  if (functions.size() != 1) {
-    (void)reportError("'" + path + "' has " + std::to_string(functions.size()) +
-                      " functions" + (names.empty() ? "" : " (" + names + ")") +
-                      ": choose one with --entry");
-    return failure();
-  }
-  return functions.front();
+  std::string error;
+  FailureOr<func::FuncOp> func = findEntryFunction(
+      module, entry, "'" + path + "'", "choose one with --entry", error);
+  if (failed(func))
+    (void)reportError(error);
+  return func;
 }
 
 /// Fails if two of `names` are equal; `what` is "argument" or "result".

@@ -15,6 +15,7 @@
 
 #include "fuse/Codegen/Codegen.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Runtime/TranslationUnit.h"
@@ -136,7 +137,7 @@ LogicalResult translate(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   FailureOr<func::FuncOp> func = selectEntry(*module, entry, graphPath);
   if (failed(func))
     return failure();
-  if (!(*func)->hasAttr("fuse.arena_size")) {
+  if (!isPlanned(*func)) {
     FailureOr<OwningOpRef<ModuleOp>> planned =
         applyPipeline(context, *module, pipeline, "--pipeline");
     if (failed(planned))

@@ -1,0 +1,40 @@
+//===- GraphDriver.h - Choosing a graph's function, running a pipeline -*- C++ -*-===//
+//
+// What every front end (fuse-run, fuse-translate, the C API) does before
+// code generation: pick the function to compile and run a textual pass
+// pipeline on the module unless the function is planned already. Errors
+// come back as messages for the caller to report its own way (stderr for
+// the tools, the last error for the C API).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_DIALECT_FUSE_TRANSFORMS_GRAPHDRIVER_H
+#define FUSE_DIALECT_FUSE_TRANSFORMS_GRAPHDRIVER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::fuse {
+
+/// The function named `entry`, or, with no entry, the module's only function
+/// with a body. Otherwise `error` names `where` (the graph's file) and the
+/// functions it has, ending with `hint` when there are several.
+FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef entry,
+                                          StringRef where, StringRef hint,
+                                          std::string &error);
+
+/// Parses `pipeline` (MLIR's textual form; `flag` names it in messages, e.g.
+/// "--pipeline") and runs it on `module` in place. The pipeline's own
+/// diagnostics go to the context's handler; `error` says which step failed.
+LogicalResult runPipeline(ModuleOp module, StringRef pipeline, StringRef flag,
+                          std::string &error);
+
+/// Whether fuse-plan-memory has run on `func` (it has `fuse.arena_size`):
+/// such a graph goes to code generation as it is.
+bool isPlanned(func::FuncOp func);
+
+} // namespace mlir::fuse
+
+#endif // FUSE_DIALECT_FUSE_TRANSFORMS_GRAPHDRIVER_H
