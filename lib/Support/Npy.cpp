@@ -649,6 +649,10 @@ bool writeNpz(const std::string &path, const NamedTensors &arrays,
     }
     // np.savez stores its members; so do we, which keeps writing cheap.
     zip_set_file_compression(archive.get(), index, ZIP_CM_STORE, 0);
+    // A fixed time stamp (1980-01-01 12:00 UTC: the zip format starts at 1980
+    // in local time, so noon stays inside it in every time zone): the same
+    // arrays give the same bytes, whenever they are written.
+    zip_file_set_mtime(archive.get(), index, 315576000, 0);
   }
   // On failure the archive stays open, for ArchivePtr to discard.
   if (zip_close(archive.get()) != 0)
