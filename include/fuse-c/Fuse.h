@@ -23,6 +23,7 @@
 #define FUSE_C_FUSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,7 +97,10 @@ FUSE_C_EXPORT void fuseFreeExecutable(FuseExecutable *executable);
  *                the memory of a donated input: pass the same pointer for
  *                both and no copy is made),
  *    "arena_bytes", "workspace_bytes", "constant_bytes",
- *    "kernels" (distinct), "launches", "gemms", "steps", "flops"}
+ *    "kernels" (distinct), "launches", "gemms", "steps", "flops",
+ *    "output_last_use": [step, ...]  (per output, the last step that reads
+ *                or writes it, -1 if none: the output is final after it;
+ *                see fuseSessionSetSignals)}
  * NULL on failure. */
 FUSE_C_EXPORT char *fuseDescribeExecutable(const FuseExecutable *executable);
 
@@ -147,6 +151,22 @@ FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);
 FUSE_C_EXPORT int fuseRun(FuseSession *session, void *const *inputs,
                           size_t num_inputs, void *const *outputs,
                           size_t num_outputs, void *stream);
+
+/* Signals, for work on other streams that must start part-way through a
+ * step (a data-parallel step all-reduces each gradient bucket as soon as
+ * its last gradient is written, "output_last_use" in the description, while
+ * the rest of the backward runs). From the next fuseRun on, signal i is
+ * recorded after step after_steps[i] (-1: before the first step) of every
+ * run, CUDA graph replays included. Replaces earlier signals; `count` 0
+ * removes them. Fails on a step out of range. */
+FUSE_C_EXPORT int fuseSessionSetSignals(FuseSession *session,
+                                        const int64_t *after_steps,
+                                        size_t count);
+
+/* Makes `stream` wait (cudaStreamWaitEvent) for signal `signal` of the run
+ * queued last; the host does not wait. */
+FUSE_C_EXPORT int fuseSessionWaitSignal(FuseSession *session, size_t signal,
+                                        void *stream);
 
 /* Waits for `stream`; 0 on success, else the asynchronous error. */
 FUSE_C_EXPORT int fuseSynchronize(FuseSession *session, void *stream);

@@ -200,6 +200,10 @@ std::string describe(const rt::Executable &exe) {
     json.attribute("gemms", static_cast<int64_t>(exe.gemms.size()));
     json.attribute("steps", static_cast<int64_t>(exe.steps.size()));
     json.attribute("flops", flops);
+    json.attributeArray("output_last_use", [&] {
+      for (int64_t step : rt::outputLastUse(exe))
+        json.value(step);
+    });
   });
   os.flush();
   return text;

@@ -157,6 +157,40 @@ int fuseRun(FuseSession *session, void *const *inputs, size_t numInputs,
   });
 }
 
+int fuseSessionSetSignals(FuseSession *session, const int64_t *afterSteps,
+                          size_t count) {
+  return guarded<int>("fuseSessionSetSignals", 1, [&] {
+    if (!session) {
+      setLastError("fuseSessionSetSignals: the session is NULL");
+      return 1;
+    }
+    if (count > 0 && !afterSteps) {
+      setLastError("fuseSessionSetSignals: the step array is NULL");
+      return 1;
+    }
+    rt::Status status = session->executor->setSignals(
+        std::vector<int64_t>(afterSteps, afterSteps + count));
+    return status ? 0
+                  : fail<int>(rt::Status::failure("fuseSessionSetSignals: " +
+                                                  status.message()),
+                              1);
+  });
+}
+
+int fuseSessionWaitSignal(FuseSession *session, size_t signal, void *stream) {
+  return guarded<int>("fuseSessionWaitSignal", 1, [&] {
+    if (!session) {
+      setLastError("fuseSessionWaitSignal: the session is NULL");
+      return 1;
+    }
+    rt::Status status = session->executor->waitSignal(signal, stream);
+    return status ? 0
+                  : fail<int>(rt::Status::failure("fuseSessionWaitSignal: " +
+                                                  status.message()),
+                              1);
+  });
+}
+
 int fuseSynchronize(FuseSession *session, void *stream) {
   return guarded<int>("fuseSynchronize", 1, [&] {
     if (!session) {

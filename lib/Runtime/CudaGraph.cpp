@@ -56,6 +56,14 @@ Status StepGraph::capture(cudaStream_t captureStream,
   return Status::success();
 }
 
+void StepGraph::reset() {
+  if (exec_)
+    cudaGraphExecDestroy(exec_);
+  exec_ = nullptr;
+  inputs_.clear();
+  outputs_.clear();
+}
+
 Status StepGraph::launch(cudaStream_t stream, const std::string &what) {
   return cudaCheck(cudaGraphLaunch(exec_, stream), what + ": cudaGraphLaunch");
 }

@@ -42,6 +42,9 @@ public:
                  const std::vector<void *> &inputs,
                  const std::vector<void *> &outputs);
 
+  /// Forgets the graph: the next run captures anew.
+  void reset();
+
   /// Enqueues the graph on `stream` (any stream, the legacy one included).
   Status launch(cudaStream_t stream, const std::string &what);
 

@@ -312,6 +312,43 @@ Status Validator::run() {
 
 } // namespace
 
+std::vector<int64_t> outputLastUse(const Executable &executable) {
+  std::vector<int64_t> lastUse(executable.outputs.size(), -1);
+  auto use = [&](const BufferRef &ref, size_t step) {
+    if (ref.kind == BufferRef::Kind::Output && ref.index >= 0 &&
+        ref.index < (int64_t)lastUse.size())
+      lastUse[ref.index] = (int64_t)step;
+  };
+  for (size_t i = 0; i < executable.steps.size(); ++i) {
+    const Step &step = executable.steps[i];
+    switch (step.kind) {
+    case Step::Kind::Launch:
+      for (const BufferRef &arg : executable.launches[step.index].args)
+        use(arg, i);
+      break;
+    case Step::Kind::Gemm: {
+      const GemmStep &gemm = executable.gemms[step.index];
+      use(gemm.a, i);
+      use(gemm.b, i);
+      use(gemm.d, i);
+      if (gemm.hasC())
+        use(gemm.c, i);
+      if (gemm.hasBias())
+        use(gemm.bias, i);
+      break;
+    }
+    case Step::Kind::Fill:
+      use(executable.fills[step.index].dst, i);
+      break;
+    case Step::Kind::Copy:
+      use(executable.copies[step.index].src, i);
+      use(executable.copies[step.index].dst, i);
+      break;
+    }
+  }
+  return lastUse;
+}
+
 Status validateExecutable(const Executable &executable,
                           const std::string &origin) {
   return Validator(executable, origin).run();

@@ -23,6 +23,7 @@
 
 #include "CudaError.h"
 #include "CudaGraph.h"
+#include "StepSignals.h"
 #include "GemmRunner.h"
 #include "KernelLoader.h"
 #include "ModuleCompiler.h"
@@ -121,6 +122,8 @@ public:
   std::unique_ptr<detail::LoadedKernels> kernels;
   std::unique_ptr<detail::GemmRunner> gemms;
   cudaStream_t captureStream = nullptr;
+  // Declared before the graph, which holds record nodes of its events.
+  detail::StepSignals signals;
   detail::StepGraph graph;
 };
 
@@ -280,6 +283,14 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
                                     const std::function<Status(size_t)> *before,
                                     const std::function<Status(size_t)> *after) {
   std::vector<void *> values, params;
+  bool capturing = false;
+  if (!signals.empty()) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamIsCapturing(stream, &status),
+                                   "running " + name() + ": cudaStreamIsCapturing"));
+    capturing = status != cudaStreamCaptureStatusNone;
+    FUSE_RETURN_IF_ERROR(signals.recordAfter(-1, stream, capturing));
+  }
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Step &step = exe.steps[i];
     if (before && *before)
@@ -341,6 +352,8 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
     if (syncSteps)
       FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream),
                                      describeStep(i) + " (FUSE_SYNC_STEPS)"));
+    if (!signals.empty())
+      FUSE_RETURN_IF_ERROR(signals.recordAfter((int64_t)i, stream, capturing));
     if (after && *after)
       FUSE_RETURN_IF_ERROR((*after)(i));
   }
@@ -505,6 +518,21 @@ void *Executor::kernelHandle(int64_t index) const {
 }
 
 const CompileReport &Executor::compileReport() const { return impl_->report; }
+
+Status Executor::setSignals(const std::vector<int64_t> &afterSteps) {
+  FUSE_RETURN_IF_ERROR(
+      impl_->signals.reset(afterSteps, impl_->exe.steps.size(), impl_->name()));
+  // The captured graph has the old signals' nodes (or none).
+  impl_->graph.reset();
+  return Status::success();
+}
+
+Status Executor::waitSignal(size_t signal, void *stream) {
+  return impl_->signals.wait(signal, static_cast<cudaStream_t>(stream),
+                             impl_->name());
+}
+
+size_t Executor::numSignals() const { return impl_->signals.size(); }
 
 int64_t Executor::deviceBytes() const {
   return impl_->arena.bytes() + impl_->workspace.bytes() +

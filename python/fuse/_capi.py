@@ -71,6 +71,8 @@ _PROTOTYPES = {
     "fuseRun": (ctypes.c_int, [ctypes.c_void_p, _c_void_pp, ctypes.c_size_t, _c_void_pp,
                                ctypes.c_size_t, ctypes.c_void_p]),
     "fuseSynchronize": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "fuseSessionSetSignals": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t]),
+    "fuseSessionWaitSignal": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
     "fuseDefaultProfileOptions": (None, [ctypes.POINTER(ProfileOptions)]),
     "fuseProfile": (ctypes.c_void_p, [ctypes.c_void_p, _c_void_pp, ctypes.c_size_t, _c_void_pp,
                                       ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ProfileOptions),
@@ -297,6 +299,19 @@ class Session(_Handle):
         out_array, n_out = _pointer_array(outputs)
         if self._lib.fuseRun(self.handle, in_array, n_in, out_array, n_out, stream or None) != 0:
             raise _failure("fuseRun")
+
+    def set_signals(self, after_steps):
+        """From the next run on, signal i is recorded after step
+        after_steps[i] (-1: before the first) of every run."""
+        steps = (ctypes.c_int64 * max(len(after_steps), 1))(*after_steps)
+        if self._lib.fuseSessionSetSignals(self.handle, steps, len(after_steps)) != 0:
+            raise _failure("fuseSessionSetSignals")
+
+    def wait_signal(self, signal, stream):
+        """Makes `stream` (a cudaStream_t as an int) wait for signal
+        `signal` of the run queued last."""
+        if self._lib.fuseSessionWaitSignal(self.handle, int(signal), stream or None) != 0:
+            raise _failure("fuseSessionWaitSignal")
 
     def synchronize(self, stream=None):
         if self._lib.fuseSynchronize(self.handle, stream or None) != 0:

@@ -184,6 +184,13 @@ def dtype_name(torch_dtype):
     return _FUSE_DTYPES.get(name, name)
 
 
+# Generated kernels load and store 16 bytes at a time (kernels/vector_io.cuh)
+# wherever the innermost extent allows: every bound tensor must start on such
+# a boundary. torch's allocator gives 512-byte aligned blocks; only views at
+# an offset can miss it.
+BIND_ALIGNMENT = 16
+
+
 def check_tensor(spec, tensor, device, contiguous_copy=False):
     """`tensor` if it fits `spec` on `device`; else a TypeError/ValueError
     that names the argument. With contiguous_copy a non-contiguous tensor is
@@ -206,6 +213,12 @@ def check_tensor(spec, tensor, device, contiguous_copy=False):
             return tensor.contiguous()
         raise ValueError(f"{spec.label()}: is not contiguous (strides {tuple(tensor.stride())} for shape "
                          f"{list(tensor.shape)}); Fuse binds dense row-major memory: pass .contiguous()")
+    if tensor.data_ptr() % BIND_ALIGNMENT:
+        if contiguous_copy:
+            return tensor.clone()
+        raise ValueError(f"{spec.label()}: starts at address {tensor.data_ptr():#x}, not a multiple of "
+                         f"{BIND_ALIGNMENT} bytes (a view at an odd offset?); Fuse's kernels make "
+                         f"{BIND_ALIGNMENT}-byte accesses: pass .clone()")
     return tensor
 
 

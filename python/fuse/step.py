@@ -33,6 +33,17 @@ The batch is copied into the step's own buffers (a few KB) and the loss
 comes back as a fresh tensor: with stable pointers the runtime replays one
 captured CUDA graph every step instead of capturing a new one.
 
+Data parallel (process_group=pg, torch.distributed initialized, one GPU per
+process): every rank starts from rank 0's parameters and buffers (broadcast,
+as DDP does), and the ranks check before compiling that they compile the
+same step (FuseError on every rank otherwise). The step writes the gradients
+into flat buckets (`param.grad` are views of them; bucket_cap_mb, default
+25) and all-reduces each bucket (the average over the group) as soon as the
+step has written its last gradient, overlapping the rest of the backward
+(overlap_grad_reduce=False waits for the whole step); then, with an
+optimizer, calls `optimizer.step()` (any torch optimizer: the update runs
+after the all-reduce, outside the graph). See fuse/distributed.py.
+
 f16 mixed precision adds dynamic loss scaling inside the graph: the scale
 and its growth tracker are carried from step to step here, and
 `step.found_inf` says whether the last step overflowed (it then changed
@@ -44,7 +55,7 @@ import time
 
 import torch
 
-from . import compiler
+from . import compiler, distributed
 from ._steps import Step
 from ._tracing import AdamW
 from .errors import FuseError
@@ -158,10 +169,17 @@ class TrainStep:
 
     def __init__(self, model, loss_fn, example_batch, optimizer=None, *, amp="bf16", memory_budget=None,
                  cuda_graphs=True, profile=False, cache_dir=None, arch=None, pipeline=None, index_bounds=None,
-                 progress=True, max_arena_bytes=None):
+                 progress=True, max_arena_bytes=None, process_group=None,
+                 bucket_cap_mb=distributed.DEFAULT_BUCKET_CAP_MB, overlap_grad_reduce=True):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"compile_step takes an nn.Module, not {type(model).__name__}")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
+        # Data parallel: the optimizer steps after the all-reduce, outside
+        # the graph; alone, an AdamW update is part of the graph.
+        self._fused_optimizer = optimizer if process_group is None else None
+        self.process_group, self._reducer = process_group, None
+        if process_group is not None:
+            distributed.prepare_model(model, process_group)
         named = list(model.named_parameters())
         self.param_names = [n for n, _ in named]
         self.params = [p for _, p in named]
@@ -173,24 +191,31 @@ class TrainStep:
             targets = (targets,)
         rule, lr = (None, None)
         state = None
-        if optimizer is not None:
+        if self._fused_optimizer is not None:
             rule, lr = _adamw_from(optimizer, self.params, self.param_names)
             state = self._optimizer_state_example(lr)
         self._lr_value = lr
 
         started = time.perf_counter()
-        # Exported from a CPU copy, as `python -m fuse.export` does: a Fuse
-        # graph has no device, and models take device-specific paths on the
-        # GPU (attention variants, masks built on the device) that the
-        # exporter does not take whole.
-        step = Step(_cpu_module(model), _to_cpu(inputs), "train", loss_fn, _to_cpu(targets), rule,
-                    _to_cpu(state))
-        self.batch_names = step.arg_names[len(self.params):len(self.params) + step._n_inputs + step._n_targets]
-        self._n_inputs = step._n_inputs
-        self.text = export_step(step, index_bounds=index_bounds, name=f"{type(model).__name__.lower()}_step",
-                                donate_state=optimizer is not None)
+        try:
+            self._export(inputs, targets, rule, state, index_bounds)
+            failure = None
+        except Exception as error:  # every rank must hear of it, not wait for this one
+            if process_group is None:
+                raise
+            failure = error
         export_seconds = time.perf_counter() - started
-        del step
+        if process_group is not None:
+            options = dict(amp=amp, memory_budget=memory_budget, pipeline=pipeline, arch=arch,
+                           max_arena_bytes=max_arena_bytes, bucket_cap_mb=bucket_cap_mb,
+                           overlap_grad_reduce=overlap_grad_reduce)
+            batch = _flatten(inputs, "inputs") + _flatten(targets, "targets")
+            summary = distributed.rank_summary(None if failure else self.text, options, self.param_names,
+                                               batch, failure)
+            try:
+                distributed.check_ranks_agree(process_group, summary)
+            except FuseError as error:
+                raise error from failure
         self.compiled = compiler.compile(
             self.text, amp=amp, memory_budget=memory_budget, cuda_graphs=cuda_graphs, profile=False,
             cache_dir=cache_dir, arch=arch, pipeline=pipeline, name=f"{type(model).__name__} step",
@@ -199,8 +224,27 @@ class TrainStep:
         self.compiled.compile_seconds += export_seconds
         self.profile_first_call, self.last_profile = profile, None
         self._plan_bindings()
+        if process_group is not None:
+            gradients = [(spec.index, self.params[key]) for spec, (kind, key) in zip(self.compiled.outputs,
+                                                                                  self._out_plan)
+                         if kind == "grad" and self.params[key].requires_grad]
+            self._reducer = distributed.GradientReducer(self.compiled, gradients, process_group, bucket_cap_mb,
+                                                        overlap_grad_reduce)
         self._buffers = None
         self.found_inf = None
+
+    def _export(self, inputs, targets, rule, state, index_bounds):
+        """Sets batch_names, _n_inputs and text (the exported graph)."""
+        # Exported from a CPU copy, as `python -m fuse.export` does: a Fuse
+        # graph has no device, and models take device-specific paths on the
+        # GPU (attention variants, masks built on the device) that the
+        # exporter does not take whole.
+        step = Step(_cpu_module(self.model), _to_cpu(inputs), "train", self.loss_fn, _to_cpu(targets), rule,
+                    _to_cpu(state))
+        self.batch_names = step.arg_names[len(self.params):len(self.params) + step._n_inputs + step._n_targets]
+        self._n_inputs = step._n_inputs
+        self.text = export_step(step, index_bounds=index_bounds, name=f"{type(self.model).__name__.lower()}_step",
+                                donate_state=rule is not None)
 
     # -- what the step reads and writes ---------------------------------------------
     @property
@@ -237,11 +281,11 @@ class TrainStep:
                 self._in_plan.append(("param", index[n]))
             elif n in batch:
                 self._in_plan.append(("batch", batch[n]))
-            elif n.startswith("exp_avg.") and n[8:] in index and self.optimizer is not None:
+            elif n.startswith("exp_avg.") and n[8:] in index and self._fused_optimizer is not None:
                 self._in_plan.append(("exp_avg", index[n[8:]]))
-            elif n.startswith("exp_avg_sq.") and n[11:] in index and self.optimizer is not None:
+            elif n.startswith("exp_avg_sq.") and n[11:] in index and self._fused_optimizer is not None:
                 self._in_plan.append(("exp_avg_sq", index[n[11:]]))
-            elif n in ("lr", "step") and self.optimizer is not None:
+            elif n in ("lr", "step") and self._fused_optimizer is not None:
                 self._in_plan.append((n, None))
             elif n in _CARRIED_STATE:
                 self._in_plan.append(("carried", n))
@@ -254,11 +298,11 @@ class TrainStep:
             n = spec.name
             if n == "loss":
                 self._out_plan.append(("loss", None))
-            elif n.startswith("grad.") and n[5:] in index and self.optimizer is None:
+            elif n.startswith("grad.") and n[5:] in index and self._fused_optimizer is None:
                 self._out_plan.append(("grad", index[n[5:]]))
             elif n == "found_inf":
                 self._out_plan.append(("found_inf", None))
-            elif n == "step" and self.optimizer is not None:
+            elif n == "step" and self._fused_optimizer is not None:
                 self._out_plan.append(("step_out", None))
             else:
                 # An updated argument (parameter, moment, carried state): the
@@ -302,9 +346,9 @@ class TrainStep:
         torch.optim does where the optimizer has not stepped yet."""
         avgs, sqs, steps = [], [], []
         for p in self.params:
-            state = self.optimizer.state[p]
+            state = self._fused_optimizer.state[p]
             if "exp_avg" not in state:
-                group = next(g for g in self.optimizer.param_groups if any(q is p for q in g["params"]))
+                group = next(g for g in self._fused_optimizer.param_groups if any(q is p for q in g["params"]))
                 on_device = group.get("fused") or group.get("capturable")
                 state["step"] = torch.zeros((), dtype=torch.float32, device=p.device if on_device else "cpu")
                 state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
@@ -318,7 +362,7 @@ class TrainStep:
         """Binds the optimizer's state (again, if it was replaced, e.g. by
         load_state_dict) and carries its learning rate and step count into
         the step's scalars."""
-        state = self.optimizer.state
+        state = self._fused_optimizer.state
         bound = self._bound_state
         if bound is None or any(state.get(p, {}).get("exp_avg") is not a or state.get(p, {}).get("exp_avg_sq") is not s
                                 for p, a, s in zip(self.params, bound[0], bound[1])):
@@ -343,7 +387,7 @@ class TrainStep:
         elif self._host_step is None:
             self._buffers["step"].copy_(steps[0])
             self._host_step = float(steps[0])
-        lrs = {float(g["lr"]) for g in self.optimizer.param_groups}
+        lrs = {float(g["lr"]) for g in self._fused_optimizer.param_groups}
         if len(lrs) > 1:
             raise ValueError(f"compile_step takes one learning rate; the parameter groups have {sorted(lrs)}")
         lr = lrs.pop()
@@ -384,7 +428,7 @@ class TrainStep:
             if p.device != device or not p.is_contiguous():
                 raise ValueError(f"parameter '{n}' is on {p.device}{'' if p.is_contiguous() else ', not contiguous'}; "
                                  f"the step runs on {device} and binds contiguous parameters")
-        if self.optimizer is not None:
+        if self._fused_optimizer is not None:
             self._sync_optimizer()
             avgs, sqs, _ = self._bound_state
         inputs = []
@@ -411,6 +455,11 @@ class TrainStep:
                 p = self.params[key]
                 if not p.requires_grad:
                     t = buffers["frozen_grad"][key]
+                elif self._reducer is not None:
+                    # Written into its bucket, where the all-reduce finds it.
+                    t = self._reducer.views[spec.index]
+                    if p.grad is not t:
+                        p.grad = t
                 else:
                     if p.grad is None:
                         p.grad = buffers.setdefault("grads", {}).get(key)
@@ -433,7 +482,11 @@ class TrainStep:
         arguments); returns the loss."""
         inputs, outputs, copies = self._bind(batch)
         self.compiled.run(inputs, outputs, check=False)
+        if self._reducer is not None:
+            self._reducer.reduce()
         self._after_step(copies)
+        if self.process_group is not None and self.optimizer is not None:
+            self.optimizer.step()
         if self.profile_first_call and self.last_profile is None:
             import sys
             self.last_profile = self.profile(*batch)
@@ -483,8 +536,13 @@ def compile_step(model, loss_fn, example_batch, optimizer=None, **options):
                    dict), targets for loss_fn after the output (tensor,
                    tuple, dict or None)
     optimizer      None (gradients into param.grad) or a torch.optim.AdamW
+                   (with a process group: any torch optimizer, stepped
+                   after the all-reduce)
     options        those of fuse.compile (amp, memory_budget, cuda_graphs,
                    profile, cache_dir, arch, pipeline, max_arena_bytes),
-                   plus index_bounds={input name: N} for integer inputs
+                   plus index_bounds={input name: N} for integer inputs,
+                   and for data parallel training process_group (a
+                   torch.distributed group), bucket_cap_mb (25) and
+                   overlap_grad_reduce (True)
     """
     return TrainStep(model, loss_fn, example_batch, optimizer, **options)

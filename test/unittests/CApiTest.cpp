@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 
 #include <memory>
+#include <algorithm>
 #include <string>
 
 using ::testing::HasSubstr;
@@ -84,6 +85,18 @@ TEST(CApi, CompilesAGraphAndDescribesItsSignature) {
   EXPECT_EQ(*(*donated[0].getAsArray())[0].getAsInteger(), 1);
   EXPECT_EQ(*(*donated[0].getAsArray())[1].getAsInteger(), 1);
   EXPECT_GE(*json.getInteger("launches"), 1);
+  // Each output's last step: within the step, and the one kernel that
+  // computes both (or their own kernels) comes last for at least one.
+  const llvm::json::Array &lastUse = *json.getArray("output_last_use");
+  ASSERT_EQ(lastUse.size(), 2u);
+  int64_t steps = *json.getInteger("steps");
+  int64_t latest = -1;
+  for (const llvm::json::Value &step : lastUse) {
+    EXPECT_GE(*step.getAsInteger(), 0);
+    EXPECT_LT(*step.getAsInteger(), steps);
+    latest = std::max(latest, *step.getAsInteger());
+  }
+  EXPECT_EQ(latest, steps - 1);
 
   OwnedString plan(fusePlanText(executable.get()));
   ASSERT_TRUE(plan);
@@ -138,6 +151,11 @@ TEST(CApi, MissingFilesAndNullHandlesAreErrors) {
   EXPECT_EQ(fuseCreateSession(nullptr, nullptr), nullptr);
   EXPECT_NE(fuseRun(nullptr, nullptr, 0, nullptr, 0, nullptr), 0);
   EXPECT_THAT(fuseLastError(), HasSubstr("session is NULL"));
+  int64_t step = 0;
+  EXPECT_NE(fuseSessionSetSignals(nullptr, &step, 1), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("fuseSessionSetSignals: the session is NULL"));
+  EXPECT_NE(fuseSessionWaitSignal(nullptr, 0, nullptr), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("fuseSessionWaitSignal: the session is NULL"));
   fuseFreeExecutable(nullptr);
   fuseFreeSession(nullptr);
   fuseFreeString(nullptr);
@@ -161,6 +179,12 @@ TEST(CApi, SessionsNeedAGpuAndTheRightPointers) {
   void *one[1] = {nullptr};
   EXPECT_NE(fuseRun(session, one, 1, one, 1, nullptr), 0);
   EXPECT_THAT(fuseLastError(), HasSubstr("takes 2 inputs, 1 were given"));
+  int64_t pastTheEnd = 1000;
+  EXPECT_NE(fuseSessionSetSignals(session, &pastTheEnd, 1), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("placed after step 1000"));
+  EXPECT_NE(fuseSessionSetSignals(session, nullptr, 1), 0);
+  EXPECT_THAT(fuseLastError(), HasSubstr("the step array is NULL"));
+  EXPECT_EQ(fuseSessionSetSignals(session, nullptr, 0), 0) << fuseLastError();
   fuseFreeSession(session);
 }
 

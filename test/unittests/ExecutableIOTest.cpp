@@ -249,3 +249,28 @@ TEST(TensorSpec, SizesFollowTheDType) {
 }
 
 } // namespace
+
+// A gradient is handed to an all-reduce after its last use: every kind of
+// step that names an output counts, reads as well as writes.
+TEST(OutputLastUse, LastStepThatNamesTheOutput) {
+  Executable exe = makeRichExecutable();
+  // y: gemm 0 writes it (step 2), kernel fuse_k0 writes into it (step 4);
+  // loss: written by fuse_k1 (step 1).
+  EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 1}));
+  // A later copy that reads the loss is its last use.
+  exe.copies.push_back({BufferRef::output(1), BufferRef::arena(0), 4});
+  exe.steps.push_back({Step::Kind::Copy, 1, "copy: loss", 0, 4});
+  EXPECT_EQ(outputLastUse(exe),
+            (std::vector<int64_t>{4, (int64_t)exe.steps.size() - 1}));
+  // A GEMM's C operand is read only when beta is not zero.
+  exe = makeRichExecutable();
+  exe.gemms[0].d = BufferRef::arena(0);
+  exe.gemms[0].c = BufferRef::output(1);
+  exe.gemms[0].beta = 0.0f;
+  EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 1}));
+  exe.gemms[0].beta = 1.0f;
+  EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 2}));
+  // An output no step names.
+  exe.outputs.push_back({"unused", DType::F32, {2}});
+  EXPECT_EQ(outputLastUse(exe).back(), -1);
+}

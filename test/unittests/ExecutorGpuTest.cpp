@@ -213,6 +213,94 @@ TEST(ExecutorGpu, NewPointersAreWrittenOldOnesLeftAlone) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// A signal after the step that last uses output y must fire while the step
+// is still running: the step's second kernel spins until another stream,
+// waiting for the signal, raises a flag (it gives up after about a second
+// and then reports that it never saw the flag). Another stream also copies y
+// after the signal; it must hold this run's y. Plain launches, capture and
+// replay alike.
+TEST(ExecutorGpu, SignalsFireMidStep) {
+  FUSE_REQUIRE_GPU();
+  Executable exe;
+  exe.entry = "signal_step";
+  exe.arch = queryDevice()->arch();
+  exe.inputs = {{"x", DType::F32, {kN}}, {"flag", DType::I32, {1}}};
+  exe.outputs = {{"y", DType::F32, {kN}}, {"saw_flag", DType::F32, {1}}};
+  exe.kernels = {
+      {"scale2",
+       "extern \"C\" __global__ void scale2(const float *x, float *y) {\n"
+       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+       "  if (i < 1000) y[i] = 2.0f * x[i];\n}\n",
+       {}},
+      {"wait_flag",
+       "extern \"C\" __global__ void wait_flag(const int *flag, float *saw) {\n"
+       "  long long start = clock64();\n"
+       "  volatile const int *f = flag;\n"
+       "  while (*f == 0 && clock64() - start < 2000000000LL) {}\n"
+       "  saw[0] = *f != 0 ? 1.0f : 0.0f;\n}\n",
+       {}}};
+  exe.launches = {
+      {0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
+       {BufferRef::input(0), BufferRef::output(0)}},
+      {1, {1, 1, 1}, {1, 1, 1}, 0, {BufferRef::input(1), BufferRef::output(1)}}};
+  exe.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
+               {Step::Kind::Launch, 1, "spin", 0, 0}};
+  std::vector<int64_t> lastUse = outputLastUse(exe);
+  ASSERT_EQ(lastUse, (std::vector<int64_t>{0, 1}));
+
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<float> host = randomValues(kN, DType::F32, seed);
+  DeviceBuffer x = uploadValues(host, DType::F32);
+  StatusOr<DeviceBuffer> flag = DeviceBuffer::allocate(4, "flag");
+  StatusOr<DeviceBuffer> y = DeviceBuffer::allocate(kBytes, "y");
+  StatusOr<DeviceBuffer> yCopy = DeviceBuffer::allocate(kBytes, "y copy");
+  StatusOr<DeviceBuffer> saw = DeviceBuffer::allocate(4, "saw");
+  ASSERT_TRUE(flag.ok() && y.ok() && yCopy.ok() && saw.ok());
+  cudaStream_t main = nullptr, side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&main, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "CUDA graph" : "plain launches");
+    std::unique_ptr<Executor> executor = makeExecutor(exe, testOptions(graph));
+    ASSERT_TRUE(executor);
+    FUSE_ASSERT_OK(executor->setSignals({lastUse[0]}));
+    EXPECT_EQ(executor->numSignals(), 1u);
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      // New values every run: a wait that did not wait for this run's
+      // signal would copy an older y.
+      host = randomValues(kN, DType::F32, seed + 1 + run + (graph ? 10 : 0));
+      FUSE_ASSERT_OK(x.upload(host.data(), kBytes));
+      ASSERT_TRUE(yCopy->fill(0xFF).ok());
+      ASSERT_EQ(cudaMemsetAsync(flag->data(), 0, 4, main), cudaSuccess);
+      FUSE_ASSERT_OK(executor->run({x.data(), flag->data()},
+                                   {y->data(), saw->data()}, main));
+      FUSE_ASSERT_OK(executor->waitSignal(0, side));
+      ASSERT_EQ(cudaMemcpyAsync(yCopy->data(), y->data(), kBytes,
+                                cudaMemcpyDeviceToDevice, side),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(flag->data(), 1, 4, side), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+      FUSE_ASSERT_OK(executor->synchronize(main));
+      EXPECT_EQ(downloadValues(*saw, 1, DType::F32)[0], 1.0f)
+          << "the signal did not fire before the step's last kernel ended";
+      std::vector<float> copied = downloadValues(*yCopy, kN, DType::F32);
+      for (int i = 0; i < kN; ++i)
+        ASSERT_EQ(copied[i], 2.0f * host[i]) << "y[" << i << "]";
+    }
+  }
+  std::unique_ptr<Executor> executor = makeExecutor(exe, testOptions());
+  ASSERT_TRUE(executor);
+  EXPECT_THAT(executor->setSignals({2}).message(),
+              HasSubstr("signal 0 of @signal_step is placed after step 2, but "
+                        "the step has 2 steps (valid: -1 to 1)"));
+  EXPECT_THAT(executor->waitSignal(0, side).message(),
+              HasSubstr("@signal_step has 0 signals; there is no signal 0"));
+  EXPECT_EQ(cudaStreamDestroy(main), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(side), cudaSuccess);
+}
+
 TEST(ExecutorGpu, CompileReportAndCacheHits) {
   FUSE_REQUIRE_GPU();
   Executable exe = makeStepExecutable();

@@ -168,6 +168,14 @@ const char *stepKindName(Step::Kind kind);
 /// "none", "bias", "relu", "relu_bias", "gelu", "gelu_bias".
 const char *epilogueName(GemmStep::Epilogue epilogue);
 
+/// For each output, the index of the last step that reads or writes it, or
+/// -1 where no step touches it. After that step the output holds its final
+/// value and no later step of the run reads it, so work on another stream
+/// may read or overwrite it from then on (a data-parallel step all-reduces a
+/// gradient while the rest of the backward runs).
+/// `executable` must be valid (validateExecutable).
+std::vector<int64_t> outputLastUse(const Executable &executable);
+
 /// Checks every invariant the runtime relies on: indices in range (a step's
 /// index, a launch's kernel, a BufferRef's input/output/constant), buffers
 /// inside their region (fills, copies and GEMM operands by their extent,

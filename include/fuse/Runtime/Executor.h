@@ -145,6 +145,17 @@ public:
                           const std::vector<void *> &outputs, void *stream,
                           const std::function<Status(size_t)> &before,
                           const std::function<Status(size_t)> &after);
+  /// Signals for work on other streams: from the next run on, signal i is
+  /// recorded after step afterSteps[i] (-1: before the first step) of every
+  /// run, captured graphs included; outputLastUse (Executable.h) says after
+  /// which step an output is final. Replaces earlier signals. Fails on a
+  /// step out of range.
+  Status setSignals(const std::vector<int64_t> &afterSteps);
+  /// Makes `stream` wait for signal `signal` of the run queued last (a wait
+  /// queued before any run does not wait).
+  Status waitSignal(size_t signal, void *stream);
+  size_t numSignals() const;
+
   /// Kernel `index` of Executable::kernels as loaded (a cudaKernel_t), for
   /// the occupancy API.
   void *kernelHandle(int64_t index) const;

@@ -1,0 +1,291 @@
+"""GPT-2 124M data-parallel training on several GPUs of one host: eager DDP,
+torch.compile of the DDP model (Inductor), and Fuse, in one run.
+
+    python3 bench/distributed.py [--gpus 2] [--batch 8] [--steps 15]
+                                 [--systems eager,fuse,fuse-serial,inductor,fuse-dynamo]
+                                 [-o bench/distributed/<gpu>x<N>-<date>.json]
+
+One process per GPU (torch.multiprocessing, NCCL, NVLink multicast off:
+NCCL_NVLS_ENABLE=0 and friends are set before any process starts). Every
+system runs the same step on B sequences of 1024 tokens per GPU: forward,
+loss, backward, the gradient all-reduce (average) and torch's fused AdamW.
+  eager        DistributedDataParallel(model), bf16 autocast
+  inductor     torch.compile(DistributedDataParallel(model)), bf16 autocast
+               (dynamo splits the graph at DDP's buckets)
+  fuse         fuse.compile_step(model, ..., process_group=pg): one compiled
+               step, gradient buckets all-reduced while its backward runs
+  fuse-serial  the same, every bucket all-reduced after the whole step (what
+               the overlap buys)
+  fuse-dynamo  torch.compile(DistributedDataParallel(model), backend="fuse"),
+               Fuse's bf16 AMP in each piece
+The single-GPU baseline of each system is the same step without DDP on
+rank 0 alone (Fuse: compile_step without a process group, then the same
+fused AdamW), run while the other ranks wait.
+
+Per system: median step time over --steps steps after warm-up (CUDA events
+on every rank; the slowest rank's median counts), tokens per second, MFU per
+GPU (PaLM: (6N + 12LHQT) per token, 989 TFLOP/s), scaling efficiency = the
+N-GPU throughput over N times the 1-GPU throughput = t(1 GPU) / t(N GPUs),
+peak memory per GPU (torch's max_memory_allocated plus, for compile_step,
+the device memory Fuse's runtime holds), and the loss after the first step
+against eager's. The JSON is written after every system.
+"""
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NCCL_ENVIRONMENT = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+os.environ.update(NCCL_ENVIRONMENT)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+SYSTEMS = ("eager", "fuse", "fuse-serial", "inductor", "fuse-dynamo")
+WARMUP = 3
+
+
+def _log(rank, text):
+    if rank == 0:
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def _adamw(model):
+    return torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1, fused=True)
+
+
+def make_step(system, workload, rank, distributed, cache_dir):
+    """(step function returning the loss, extra figures) for one system;
+    `distributed`: under DDP / with the process group, else alone."""
+    import copy
+    import fuse
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from fuse import compare
+    model = copy.deepcopy(workload.model).cuda().train()
+    args, kwargs = compare._as_args(workload.cuda_inputs)
+    targets = compare._as_targets(workload.cuda_targets)
+    optimizer = _adamw(model)
+    extra = {}
+    if system in ("fuse", "fuse-serial"):
+        batch = (workload.cuda_inputs, workload.cuda_targets)
+        if distributed:
+            step = fuse.compile_step(model, workload.loss_fn, batch, optimizer=optimizer, amp="bf16",
+                                     cache_dir=cache_dir, process_group=dist.group.WORLD,
+                                     overlap_grad_reduce=system == "fuse", progress=False)
+            extra["buckets"] = len(step._reducer.buckets)
+            extra["bucket_bytes"] = step._reducer.bytes
+
+            def run():
+                return step(batch)
+        else:
+            step = fuse.compile_step(model, workload.loss_fn, batch, amp="bf16", cache_dir=cache_dir,
+                                     progress=False)
+
+            def run():
+                loss = step(batch)
+                optimizer.step()
+                return loss
+        extra["runtime"] = step
+        return run, extra
+    runner = DDP(model, device_ids=[rank]) if distributed else model
+    if system == "inductor":
+        runner = torch.compile(runner)
+    autocast = True
+    if system == "fuse-dynamo":
+        runner = torch.compile(runner, backend="fuse", options={"amp": "bf16", "cache_dir": cache_dir})
+        autocast = False
+
+    def run():
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            loss = workload.loss_fn(runner(*args, **kwargs), *targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return run, extra
+
+
+def measure(system, workload, rank, distributed, steps, cache_dir):
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    run, extra = make_step(system, workload, rank, distributed, cache_dir)
+    loss = float(run())
+    torch.cuda.synchronize()
+    first_s = time.perf_counter() - started
+    for _ in range(WARMUP):
+        run()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    peak = torch.cuda.max_memory_allocated()
+    runtime = extra.pop("runtime", None)
+    if runtime is not None:
+        peak += runtime.compiled.device_bytes
+        runtime.close()
+    del run
+    gc.collect()
+    torch.cuda.empty_cache()
+    return dict(step_ms=statistics.median(times), first_step_s=first_s, first_loss=loss, peak_bytes=peak,
+                **extra)
+
+
+def worker(rank, world, store, options):
+    torch.cuda.set_device(rank)
+    # A rank that fails while the others wait in a collective ends the run
+    # after this long instead of hanging it.
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(minutes=3))
+    from fuse import compare
+    workload = compare.builtin_workload("gpt2", "full", options["batch"], None, 0)
+    workload.cuda_inputs = compare._to_device(workload.inputs, "cuda")
+    workload.cuda_targets = compare._to_device(workload.targets, "cuda")
+    results = []
+    with tempfile.TemporaryDirectory(prefix=f"fuse-dist-{rank}-") as cache_dir:
+        for system in options["systems"]:
+            entry = dict(system=system)
+            for distributed in (False, True):
+                if not distributed and system == "fuse-serial":
+                    continue  # the same single-GPU step as "fuse"
+                label = f"{world} GPUs" if distributed else "1 GPU"
+                _log(rank, f"{system}, {label} ...")
+                figures = None
+                try:
+                    if distributed or rank == 0:
+                        figures = measure(system, workload, rank, distributed, options["steps"], cache_dir)
+                except Exception as error:  # one system's failure must not lose the others
+                    traceback.print_exc()
+                    figures = dict(error=f"{type(error).__name__}: {str(error)[:400]}")
+                # Every rank's figures reach rank 0 (the slowest median counts).
+                gathered = [None] * world
+                dist.all_gather_object(gathered, figures)
+                key = "multi" if distributed else "single"
+                if distributed:
+                    errors = [g["error"] for g in gathered if g and "error" in g]
+                    entry[key] = {"error": errors[0]} if errors else dict(
+                        gathered[0], step_ms=max(g["step_ms"] for g in gathered),
+                        step_ms_per_rank=[g["step_ms"] for g in gathered],
+                        peak_bytes=max(g["peak_bytes"] for g in gathered))
+                else:
+                    entry[key] = gathered[0]
+                dist.barrier()
+            results.append(entry)
+            if rank == 0:
+                options["write"](results)
+    dist.destroy_process_group()
+
+
+def summarize(results, world, workload_flops, tokens_per_gpu, peak_tflops=989.0):
+    """Adds throughput, MFU, scaling efficiency and loss differences."""
+    eager_loss = next((r["multi"].get("first_loss") for r in results
+                       if r["system"] == "eager" and "multi" in r), None)
+    singles = {r["system"]: r.get("single") for r in results}
+    singles["fuse-serial"] = singles.get("fuse")
+    for r in results:
+        single, multi = singles.get(r["system"]), r.get("multi")
+        for part, gpus in ((single, 1), (multi, world)):
+            if part and "step_ms" in part:
+                part["tokens_per_s"] = gpus * tokens_per_gpu / (part["step_ms"] * 1e-3)
+                part["mfu"] = workload_flops * tokens_per_gpu / (part["step_ms"] * 1e-3) / (peak_tflops * 1e12)
+        if single and multi and "step_ms" in single and "step_ms" in multi:
+            r["scaling_efficiency"] = single["step_ms"] / multi["step_ms"]
+        if multi and eager_loss and "first_loss" in multi:
+            multi["loss_rel_diff_from_eager"] = abs(multi["first_loss"] - eager_loss) / abs(eager_loss)
+    return results
+
+
+def markdown_table(data):
+    lines = [f"{data['gpus']}× {data['device']} ({data['date']}, torch {data['torch']}), GPT-2 124M, "
+             f"B{data['batch']} T1024 per GPU, bf16, fused AdamW; step time is the slowest rank's median.",
+             "",
+             "| system | 1 GPU ms | %d GPUs ms | tokens/s (%d GPUs) | scaling efficiency | MFU per GPU | "
+             "peak GiB per GPU | loss vs eager |" % (data["gpus"], data["gpus"]),
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in data["results"]:
+        single, multi = r.get("single") or {}, r.get("multi") or {}
+        if "error" in multi or "error" in single:
+            lines.append(f"| {r['system']} | failed: {(multi.get('error') or single.get('error'))[:80]} "
+                         "| | | | | | |")
+            continue
+        fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+        lines.append(
+            f"| {r['system']} | {fmt(single.get('step_ms'), '.1f')} | {fmt(multi.get('step_ms'), '.1f')} "
+            f"| {fmt(multi.get('tokens_per_s'), ',.0f')} | {fmt(r.get('scaling_efficiency'), '.1%')} "
+            f"| {fmt(multi.get('mfu'), '.1%')} | {fmt(multi.get('peak_bytes') and multi['peak_bytes'] / 2 ** 30, '.2f')} "
+            f"| {fmt(multi.get('loss_rel_diff_from_eager'), '.1e')} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gpus", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=8, help="sequences of 1024 tokens per GPU (default 8)")
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: " + ", ".join(SYSTEMS))
+    parser.add_argument("-o", "--output", help="default bench/distributed/<gpu>x<N>-<date>.json")
+    parser.add_argument("--table", metavar="JSON", help="print the Markdown table of a result file and exit")
+    args = parser.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            print(markdown_table(json.load(f)))
+        return
+    systems = args.systems.split(",")
+    unknown = [s for s in systems if s not in SYSTEMS]
+    if unknown:
+        parser.error(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
+    available = torch.cuda.device_count()
+    if available < args.gpus:
+        sys.exit(f"bench/distributed.py: needs {args.gpus} CUDA GPUs; this machine has {available}")
+    device = torch.cuda.get_device_name()
+    date = time.strftime("%Y-%m-%d")
+    output = args.output or os.path.join(HERE, "distributed", f"{device.replace(' ', '-')}x{args.gpus}-{date}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    from fuse import compare
+    workload = compare.builtin_workload("gpt2", "full", args.batch, None, 0)
+    tokens = workload.tokens
+    data = dict(device=device, gpus=args.gpus, date=date, torch=torch.__version__, batch=args.batch,
+                nccl=".".join(map(str, torch.cuda.nccl.version())), command=" ".join(sys.argv),
+                flops_per_token=workload.flops_per_token, results=[])
+    del workload
+
+    import torch.multiprocessing as mp
+    with tempfile.TemporaryDirectory(prefix="fuse-dist-store-") as folder:
+        # The writer runs in rank 0's process: picklable, not a closure.
+        options = dict(batch=args.batch, steps=args.steps, systems=systems,
+                       write=_Writer(output, data, args.gpus, tokens))
+        mp.spawn(worker, args=(args.gpus, os.path.join(folder, "store"), options), nprocs=args.gpus)
+    with open(output) as f:
+        data = json.load(f)
+    print(f"wrote {output}", file=sys.stderr)
+    print(markdown_table(data))
+
+
+class _Writer:
+    """Writes the result file (picklable, for the spawned rank 0)."""
+
+    def __init__(self, output, data, gpus, tokens):
+        self.output, self.data, self.gpus, self.tokens = output, data, gpus, tokens
+
+    def __call__(self, results):
+        self.data["results"] = summarize(results, self.gpus, self.data["flops_per_token"], self.tokens)
+        with open(self.output, "w") as f:
+            json.dump(self.data, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
