@@ -2,7 +2,7 @@
 torch.compile of the DDP model (Inductor), and Fuse, in one run.
 
     python3 bench/distributed.py [--gpus 2] [--batch 8] [--steps 15]
-                                 [--systems eager,fuse,fuse-serial,inductor,fuse-dynamo]
+                                 [--systems eager,fuse,fuse-serial,fuse-dense,inductor,fuse-dynamo]
                                  [-o bench/distributed/<gpu>x<N>-<date>.json]
 
 One process per GPU (torch.multiprocessing, NCCL, NVLink multicast off:
@@ -14,8 +14,11 @@ loss, backward, the gradient all-reduce (average) and torch's fused AdamW.
                (dynamo splits the graph at DDP's buckets)
   fuse         fuse.compile_step(model, ..., process_group=pg): one compiled
                step, gradient buckets all-reduced while its backward runs
+               and the token embedding's gradient exchanged as rows
   fuse-serial  the same, every bucket all-reduced after the whole step (what
                the overlap buys)
+  fuse-dense   the same as fuse with the embedding's gradient all-reduced
+               whole (what the rows buy)
   fuse-dynamo  torch.compile(DistributedDataParallel(model), backend="fuse"),
                Fuse's bf16 AMP in each piece
 The single-GPU baseline of each system is the same step without DDP on
@@ -50,7 +53,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-SYSTEMS = ("eager", "fuse", "fuse-serial", "inductor", "fuse-dynamo")
+SYSTEMS = ("eager", "fuse", "fuse-serial", "fuse-dense", "inductor", "fuse-dynamo")
+# Variants of "fuse" whose single-GPU step is fuse's.
+FUSE_VARIANTS = ("fuse-serial", "fuse-dense")
 WARMUP = 3
 
 
@@ -75,12 +80,13 @@ def make_step(system, workload, rank, distributed, cache_dir):
     targets = compare._as_targets(workload.cuda_targets)
     optimizer = _adamw(model)
     extra = {}
-    if system in ("fuse", "fuse-serial"):
+    if system in ("fuse",) + FUSE_VARIANTS:
         batch = (workload.cuda_inputs, workload.cuda_targets)
         if distributed:
             step = fuse.compile_step(model, workload.loss_fn, batch, optimizer=optimizer, amp="bf16",
                                      cache_dir=cache_dir, process_group=dist.group.WORLD,
-                                     overlap_grad_reduce=system == "fuse", progress=False)
+                                     overlap_grad_reduce=system != "fuse-serial",
+                                     sparse_embedding_grads=system != "fuse-dense", progress=False)
             extra["buckets"] = len(step._reducer.buckets)
             extra["bucket_bytes"] = step._reducer.bytes
 
@@ -160,7 +166,7 @@ def worker(rank, world, store, options):
         for system in options["systems"]:
             entry = dict(system=system)
             for distributed in (False, True):
-                if not distributed and system == "fuse-serial":
+                if not distributed and system in FUSE_VARIANTS:
                     continue  # the same single-GPU step as "fuse"
                 label = f"{world} GPUs" if distributed else "1 GPU"
                 _log(rank, f"{system}, {label} ...")
@@ -186,8 +192,35 @@ def worker(rank, world, store, options):
                 dist.barrier()
             results.append(entry)
             if rank == 0:
-                options["write"](results)
+                options["write"](results, None)
+    allreduce = measure_allreduce(sum(p.numel() for p in workload.model.parameters()) * 4)
+    if rank == 0:
+        options["write"](results, allreduce)
     dist.destroy_process_group()
+
+
+def measure_allreduce(nbytes, bucket_mb=25, repeats=10):
+    """NCCL alone: the median time to all-reduce `nbytes` of f32 (the
+    gradients) in one call and in bucket_mb pieces, with nothing else on
+    the GPUs: the communication a data-parallel step has to hide."""
+    flat = torch.ones(nbytes // 4, device="cuda")
+    pieces = list(flat.split(bucket_mb * 2 ** 20 // 4))
+    figures = {"bytes": nbytes}
+    for label, tensors in (("one_call", [flat]), (f"{bucket_mb}MB_buckets", pieces)):
+        times = []
+        for _ in range(repeats + 2):
+            dist.barrier()
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for t in tensors:
+                dist.all_reduce(t)
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        ms = statistics.median(times[2:])
+        figures[label] = dict(ms=ms, algbw_gb_s=nbytes / (ms * 1e-3) / 1e9)
+    return figures
 
 
 def summarize(results, world, workload_flops, tokens_per_gpu, peak_tflops=989.0):
@@ -195,7 +228,8 @@ def summarize(results, world, workload_flops, tokens_per_gpu, peak_tflops=989.0)
     eager_loss = next((r["multi"].get("first_loss") for r in results
                        if r["system"] == "eager" and "multi" in r), None)
     singles = {r["system"]: r.get("single") for r in results}
-    singles["fuse-serial"] = singles.get("fuse")
+    for variant in FUSE_VARIANTS:
+        singles[variant] = singles.get("fuse")
     for r in results:
         single, multi = singles.get(r["system"]), r.get("multi")
         for part, gpus in ((single, 1), (multi, world)):
@@ -228,6 +262,12 @@ def markdown_table(data):
             f"| {fmt(multi.get('tokens_per_s'), ',.0f')} | {fmt(r.get('scaling_efficiency'), '.1%')} "
             f"| {fmt(multi.get('mfu'), '.1%')} | {fmt(multi.get('peak_bytes') and multi['peak_bytes'] / 2 ** 30, '.2f')} "
             f"| {fmt(multi.get('loss_rel_diff_from_eager'), '.1e')} |")
+    allreduce = data.get("allreduce")
+    if allreduce:
+        lines += ["", "NCCL alone, the gradients' %.0f MB all-reduced with nothing else running: " % (
+            allreduce["bytes"] / 1e6) + ", ".join(
+            f"{k.replace('_', ' ')} {v['ms']:.2f} ms ({v['algbw_gb_s']:.0f} GB/s)"
+            for k, v in allreduce.items() if isinstance(v, dict)) + "."]
     return "\n".join(lines)
 
 
@@ -281,8 +321,10 @@ class _Writer:
     def __init__(self, output, data, gpus, tokens):
         self.output, self.data, self.gpus, self.tokens = output, data, gpus, tokens
 
-    def __call__(self, results):
+    def __call__(self, results, allreduce):
         self.data["results"] = summarize(results, self.gpus, self.data["flops_per_token"], self.tokens)
+        if allreduce:
+            self.data["allreduce"] = allreduce
         with open(self.output, "w") as f:
             json.dump(self.data, f, indent=2)
 

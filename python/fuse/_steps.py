@@ -48,7 +48,7 @@ class Step:
     `result_names` its results (known for inference after one call)."""
 
     def __init__(self, module, inputs, mode="infer", loss_fn=None, targets=None, optimizer=None,
-                 optimizer_state=None):
+                 optimizer_state=None, sparse_embeddings=None):
         if mode not in ("infer", "train"):
             raise ValueError(f"mode must be 'infer' or 'train', not {mode!r}")
         if mode == "infer" and (loss_fn is not None or optimizer is not None):
@@ -56,6 +56,12 @@ class Step:
         if mode == "train" and loss_fn is None:
             raise ValueError("mode='train' needs loss_fn(output, *targets) returning a scalar loss")
         self.module, self.mode, self.loss_fn, self.optimizer = module, mode, loss_fn, optimizer
+        if sparse_embeddings and (mode != "train" or optimizer is not None):
+            raise ValueError("sparse_embeddings apply to a training step without an optimizer")
+        self.sparse_embeddings = dict(sparse_embeddings or {})
+        # (module name, batch input index) of each embedding whose output
+        # gradient the step returns (known after a call of fn).
+        self.sparse_embedding_inputs = []
         params = dict(module.named_parameters())
         self.param_names = list(params)
         input_names, input_tensors, self._call_args = _flatten_inputs(inputs, module)
@@ -105,12 +111,18 @@ class Step:
             return tuple(tensors)
         targets = flat[n + self._n_inputs:n + self._n_inputs + self._n_targets]
         params = [p if p.requires_grad else p.detach().requires_grad_(True) for p in params]
-        loss = self.loss_fn(self._forward(params, batch), *targets)
+        captured = []
+        with _embedding_outputs_as_leaves(self.module, self.sparse_embeddings, batch, captured):
+            loss = self.loss_fn(self._forward(params, batch), *targets)
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise ExportError("loss_fn must return a scalar tensor")
-        grads = torch.autograd.grad(loss, params, allow_unused=True)
-        grads = [g if g is not None else torch.zeros_like(p) for g, p in zip(grads, params)]
+        leaves = [leaf for _, _, leaf in captured]
+        grads = torch.autograd.grad(loss, params + leaves, allow_unused=True)
+        grads = [g if g is not None else torch.zeros_like(p) for g, p in zip(grads, params + leaves)]
         if self.optimizer is None:
+            self.sparse_embedding_inputs = [(name, index) for name, index, _ in captured]
+            self.result_names = (["loss"] + [f"grad.{n}" for n in self.param_names]
+                                 + [f"embedding_grad.{name}" for name, _, _ in captured])
             return (loss, *grads)
         state = flat[n + self._n_inputs + self._n_targets:]
         exp_avgs, exp_avg_sqs, lr, step = state[:n], state[n:2 * n], state[2 * n], state[2 * n + 1]
@@ -134,6 +146,47 @@ class Step:
 
     def inputs_by_name(self):
         return dict(zip(self.arg_names, [t.detach() for t in self.example]))
+
+
+class _embedding_outputs_as_leaves:
+    """Data-parallel steps exchange a large embedding table's gradient as
+    rows (fuse/distributed.py): while the forward runs, the output of each
+    embedding named in `sparse` ({module name: world size}) that looks up a
+    batch input (or a view of one) becomes a leaf of its own, so the step's
+    gradient of the table leaves out the lookup and the leaf's gradient
+    (one row per looked-up id) is returned beside it. Only where the table
+    has at least twice as many rows as the ranks look up together: else the
+    dense all-reduce moves fewer bytes. Appends (name, batch index, leaf) to
+    `captured`."""
+
+    def __init__(self, module, sparse, batch, captured):
+        self.module, self.sparse, self.batch, self.captured = module, sparse, batch, captured
+        self.handles = []
+
+    def _batch_index(self, ids):
+        for index, tensor in enumerate(self.batch):
+            if ids is tensor or (getattr(ids, "_base", None) is tensor and ids.numel() == tensor.numel()):
+                return index
+        return None
+
+    def __enter__(self):
+        if not self.sparse:
+            return self
+        modules = dict(self.module.named_modules())
+        for name, world in self.sparse.items():
+            def hook(embedding, args, output, name=name, world=world):
+                index = self._batch_index(args[0])
+                if index is None or embedding.num_embeddings < 2 * args[0].numel() * world:
+                    return None
+                leaf = output.detach().requires_grad_(True)
+                self.captured.append((name, index, leaf))
+                return leaf
+            self.handles.append(modules[name].register_forward_hook(hook))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
 
 
 def default_optimizer_state(params, seed=0):

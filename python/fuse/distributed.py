@@ -114,6 +114,17 @@ def _global_rank(process_group, group_rank):
     return dist.get_process_group_ranks(process_group)[group_rank]
 
 
+def sparse_embedding_candidates(model, process_group):
+    """{module name: world size} of the embeddings whose gradient may be
+    exchanged as rows (Step decides per lookup, from the table's size)."""
+    import torch
+    import torch.distributed as dist
+    world = dist.get_world_size(process_group)
+    return {name: world for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Embedding) and m.weight.requires_grad and not m.sparse
+            and m.max_norm is None}
+
+
 def rank_summary(text, options, param_names, batch, failure=None):
     """What this rank is about to compile, for check_ranks_agree: a hash of
     the exported graph with its options, and the facts a reader needs to
@@ -223,6 +234,26 @@ class GradientReducer:
         # all-reduce; the host does not block.
         for work in works:
             work.wait()
+
+    def add_rows(self, grad, ids, rows, padding_idx=None):
+        """Adds an embedding's gradient given as rows, averaged over the
+        ranks, into `grad` (already all-reduced): every rank gathers all
+        ranks' ids and rows and accumulates them the same way (index_put_
+        with accumulate sorts the ids first: the same sum in the same order
+        on every rank, so the ranks' parameters stay identical)."""
+        import torch
+        import torch.distributed as dist
+        ids = ids.reshape(-1)
+        rows = rows.reshape(ids.numel(), -1)
+        all_ids = torch.empty(self._world * ids.numel(), dtype=ids.dtype, device=ids.device)
+        all_rows = torch.empty(self._world * rows.shape[0], rows.shape[1], dtype=rows.dtype, device=rows.device)
+        dist.all_gather_into_tensor(all_ids, ids, group=self.process_group)
+        dist.all_gather_into_tensor(all_rows, rows, group=self.process_group)
+        all_rows.mul_(1.0 / self._world)
+        if padding_idx is not None:
+            # nn.Embedding gives the padding row no gradient.
+            all_rows.masked_fill_((all_ids == padding_idx).unsqueeze(1), 0.0)
+        grad.index_put_((all_ids,), all_rows, accumulate=True)
 
     def describe(self):
         """One line per bucket: its gradients, size and when it is ready."""

@@ -170,16 +170,20 @@ class TrainStep:
     def __init__(self, model, loss_fn, example_batch, optimizer=None, *, amp="bf16", memory_budget=None,
                  cuda_graphs=True, profile=False, cache_dir=None, arch=None, pipeline=None, index_bounds=None,
                  progress=True, max_arena_bytes=None, process_group=None,
-                 bucket_cap_mb=distributed.DEFAULT_BUCKET_CAP_MB, overlap_grad_reduce=True):
+                 bucket_cap_mb=distributed.DEFAULT_BUCKET_CAP_MB, overlap_grad_reduce=True,
+                 sparse_embedding_grads=True):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"compile_step takes an nn.Module, not {type(model).__name__}")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
         # Data parallel: the optimizer steps after the all-reduce, outside
         # the graph; alone, an AdamW update is part of the graph.
         self._fused_optimizer = optimizer if process_group is None else None
-        self.process_group, self._reducer = process_group, None
+        self.process_group, self._reducer, self._sparse_plan = process_group, None, []
+        self._sparse_embeddings, self._sparse_inputs = {}, []
         if process_group is not None:
             distributed.prepare_model(model, process_group)
+            if sparse_embedding_grads:
+                self._sparse_embeddings = distributed.sparse_embedding_candidates(model, process_group)
         named = list(model.named_parameters())
         self.param_names = [n for n, _ in named]
         self.params = [p for _, p in named]
@@ -208,7 +212,7 @@ class TrainStep:
         if process_group is not None:
             options = dict(amp=amp, memory_budget=memory_budget, pipeline=pipeline, arch=arch,
                            max_arena_bytes=max_arena_bytes, bucket_cap_mb=bucket_cap_mb,
-                           overlap_grad_reduce=overlap_grad_reduce)
+                           overlap_grad_reduce=overlap_grad_reduce, sparse_embedding_grads=sparse_embedding_grads)
             batch = _flatten(inputs, "inputs") + _flatten(targets, "targets")
             summary = distributed.rank_summary(None if failure else self.text, options, self.param_names,
                                                batch, failure)
@@ -230,6 +234,10 @@ class TrainStep:
                          if kind == "grad" and self.params[key].requires_grad]
             self._reducer = distributed.GradientReducer(self.compiled, gradients, process_group, bucket_cap_mb,
                                                         overlap_grad_reduce)
+            modules = dict(model.named_modules())
+            self._sparse_plan = [(name, next(i for i, p in enumerate(self.params) if p is modules[name].weight),
+                                  batch_index, modules[name].padding_idx)
+                                 for name, batch_index in self._sparse_inputs]
         self._buffers = None
         self.found_inf = None
 
@@ -240,11 +248,14 @@ class TrainStep:
         # GPU (attention variants, masks built on the device) that the
         # exporter does not take whole.
         step = Step(_cpu_module(self.model), _to_cpu(inputs), "train", self.loss_fn, _to_cpu(targets), rule,
-                    _to_cpu(state))
+                    _to_cpu(state), sparse_embeddings=self._sparse_embeddings)
         self.batch_names = step.arg_names[len(self.params):len(self.params) + step._n_inputs + step._n_targets]
         self._n_inputs = step._n_inputs
         self.text = export_step(step, index_bounds=index_bounds, name=f"{type(self.model).__name__.lower()}_step",
                                 donate_state=rule is not None)
+        # Embeddings whose gradient comes back as rows: (module name, batch
+        # index of the ids).
+        self._sparse_inputs = list(step.sparse_embedding_inputs)
 
     # -- what the step reads and writes ---------------------------------------------
     @property
@@ -302,6 +313,8 @@ class TrainStep:
                 self._out_plan.append(("grad", index[n[5:]]))
             elif n == "found_inf":
                 self._out_plan.append(("found_inf", None))
+            elif n.startswith("embedding_grad.") and any(n[15:] == name for name, _ in self._sparse_inputs):
+                self._out_plan.append(("embedding_grad", n[15:]))
             elif n == "step" and self._fused_optimizer is not None:
                 self._out_plan.append(("step_out", None))
             else:
@@ -318,7 +331,7 @@ class TrainStep:
     def _allocate(self, device):
         """The step's own buffers: batch staging, loss, scalars, carried
         state, copy-back buffers, gradients of frozen parameters."""
-        buffers = {"batch": [], "carried": {}, "copy_back": {}, "frozen_grad": {}}
+        buffers = {"batch": [], "carried": {}, "copy_back": {}, "frozen_grad": {}, "embedding_grad": {}}
         for spec, (kind, key) in zip(self.compiled.inputs, self._in_plan):
             if kind == "batch":
                 buffers["batch"].append(torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device))
@@ -336,6 +349,8 @@ class TrainStep:
                 buffers["copy_back"][spec.index] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
             elif kind == "grad" and not self.params[key].requires_grad:
                 buffers["frozen_grad"][key] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
+            elif kind == "embedding_grad":
+                buffers["embedding_grad"][key] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
         self._buffers = buffers
         self._host_step = None
         self._bound_state = None
@@ -472,6 +487,8 @@ class TrainStep:
             elif kind == "copy_back":
                 t = buffers["copy_back"][spec.index]
                 copies.append((inputs[key], t))
+            elif kind == "embedding_grad":
+                t = buffers["embedding_grad"][key]
             else:
                 t = buffers[kind]
             outputs.append(t)
@@ -484,6 +501,9 @@ class TrainStep:
         self.compiled.run(inputs, outputs, check=False)
         if self._reducer is not None:
             self._reducer.reduce()
+            for name, param_index, batch_index, padding_idx in self._sparse_plan:
+                self._reducer.add_rows(self.params[param_index].grad, self._buffers["batch"][batch_index],
+                                       self._buffers["embedding_grad"][name], padding_idx)
         self._after_step(copies)
         if self.process_group is not None and self.optimizer is not None:
             self.optimizer.step()

@@ -4,9 +4,10 @@
   splits the graph at DDP's bucket boundaries and Fuse compiles each piece;
   the loss and the averaged gradients match eager DDP's.
 - fuse.compile_step(..., process_group=...): gradients written into buckets
-  that are all-reduced while the backward runs match eager DDP's, with and
-  without that overlap; three AdamW steps leave the same parameters as eager
-  DDP with AdamW, identical on both ranks.
+  that are all-reduced while the backward runs, and the token embedding's
+  gradient exchanged as rows, match eager DDP's; so do they without the
+  overlap and with the embedding all-reduced whole; three AdamW steps leave
+  the same parameters as eager DDP with AdamW, bit-identical on both ranks.
 - Ranks that would compile different steps (another batch shape, or an
   export that fails on one rank) raise FuseError on every rank, not a hang.
 
@@ -67,7 +68,11 @@ def test_compile_step_with_a_process_group_matches_eager_ddp(equivalence):
     for rank, result in enumerate(equivalence):
         assert abs(result["step_loss"] - result["eager_loss"]) <= TOLERANCE * abs(result["eager_loss"])
         _assert_within(result["step_errors"], f"rank {rank}, compile_step(process_group=...)")
-        _assert_within(result["serial_errors"], f"rank {rank}, compile_step(overlap_grad_reduce=False)")
+        _assert_within(result["serial_errors"], f"rank {rank}, compile_step(overlap_grad_reduce=False, "
+                                                "sparse_embedding_grads=False)")
+        # The tied token embedding (512 rows, 2 x 64 looked up) is
+        # exchanged as rows; the position embedding (64 rows) is not.
+        assert result["sparse_embeddings"] == ["transformer.wte"], result
         assert result["buckets"] >= 2, result["bucket_description"]
         assert result["grads_in_buckets"], "param.grad must be a view of a bucket"
 

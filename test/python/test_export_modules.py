@@ -271,3 +271,43 @@ def test_errors_in_the_exported_graph_point_at_the_model_source(tmp_path):
     source = open(__file__).read().splitlines()
     line = 1 + next(i for i, l in enumerate(source) if "self.head(torch.tanh(self.embed(ids)))" in l)
     assert f"test_export_modules.py:{line}:0: error:" in result.stderr, result.stderr
+
+
+class TiedLM(nn.Module):
+    """An embedding shared with the output layer, looked up through a view
+    of the ids (as HuggingFace's GPT-2 does)."""
+
+    def __init__(self, vocab=64, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, ids):
+        h = self.norm(self.embed(ids.view(-1, ids.shape[-1])))
+        return h @ self.embed.weight.t()
+
+
+def test_data_parallel_step_returns_an_embedding_gradient_as_rows(tmp_path):
+    ids = torch.randint(0, 64, (2, 6))
+    targets = {"targets": torch.randint(0, 64, (2, 6))}
+    model = TiedLM()
+    dense = Step(model, {"ids": ids}, mode="train", loss_fn=ce_loss, targets=targets).run_eager()
+    step = Step(model, {"ids": ids}, mode="train", loss_fn=ce_loss, targets=targets,
+                sparse_embeddings={"embed": 2})
+    text = export_step(step, index_bounds={"ids": 64, "targets": 64})
+    assert step.sparse_embedding_inputs == [("embed", 0)]
+    assert '{fuse.name = "embedding_grad.embed"}' in text
+    matches_torch(step, text, tmp_path)
+    # The table's gradient without the lookup, plus the rows scattered at
+    # the ids, is the whole gradient.
+    results = step.run_eager()
+    assert tuple(results["embedding_grad.embed"].shape) == (2, 6, 8)
+    whole = results["grad.embed.weight"].clone()
+    whole.index_put_((ids.reshape(-1),), results["embedding_grad.embed"].reshape(-1, 8), accumulate=True)
+    assert torch.allclose(whole, dense["grad.embed.weight"], atol=1e-6)
+    assert not torch.allclose(results["grad.embed.weight"], dense["grad.embed.weight"], atol=1e-6)
+    # A table with fewer rows than twice what the ranks look up together
+    # keeps its dense gradient.
+    small = Step(model, {"ids": ids}, mode="train", loss_fn=ce_loss, targets=targets,
+                 sparse_embeddings={"embed": 8})
+    assert "embedding_grad.embed" not in small.run_eager() and small.sparse_embedding_inputs == []
