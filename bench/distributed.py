@@ -21,12 +21,16 @@ loss, backward, the gradient all-reduce (average) and torch's fused AdamW.
                whole (what the rows buy)
   fuse-dynamo  torch.compile(DistributedDataParallel(model), backend="fuse"),
                Fuse's bf16 AMP in each piece
-The single-GPU baseline of each system is the same step without DDP on
-rank 0 alone (Fuse: compile_step without a process group, then the same
-fused AdamW), run while the other ranks wait.
+The single-GPU baseline of each system is the same step without DDP (Fuse:
+compile_step without a process group, then the same fused AdamW), run on
+every GPU at once with no communication. The data-parallel step and its
+baseline are timed in alternating rounds, so a drift in the machine's
+speed (its GPUs are shared with other tenants' NVLink and power) affects
+both alike.
 
-Per system: median step time over --steps steps after warm-up (CUDA events
-on every rank; the slowest rank's median counts), tokens per second, MFU per
+Per system: median step time over --steps steps of each variant after
+warm-up (CUDA events on every rank; the slowest rank's median counts; the
+minimum and 90th percentile are recorded too), tokens per second, MFU per
 GPU (PaLM: (6N + 12LHQT) per token, 989 TFLOP/s), scaling efficiency = the
 N-GPU throughput over N times the 1-GPU throughput = t(1 GPU) / t(N GPUs),
 peak memory per GPU (torch's max_memory_allocated plus, for compile_step,
@@ -57,6 +61,7 @@ SYSTEMS = ("eager", "fuse", "fuse-serial", "fuse-dense", "inductor", "fuse-dynam
 # Variants of "fuse" whose single-GPU step is fuse's.
 FUSE_VARIANTS = ("fuse-serial", "fuse-dense")
 WARMUP = 3
+ROUNDS = 4
 
 
 def _log(rank, text):
@@ -120,17 +125,29 @@ def make_step(system, workload, rank, distributed, cache_dir):
     return run, extra
 
 
-def measure(system, workload, rank, distributed, steps, cache_dir):
+def _build(system, workload, rank, distributed, cache_dir):
+    """(step, extra figures): compiled, run once (timed: the cold compile)
+    and warmed up; the peak memory over two more steps with only this
+    system's steps alive."""
     torch.cuda.synchronize()
     started = time.perf_counter()
     run, extra = make_step(system, workload, rank, distributed, cache_dir)
-    loss = float(run())
+    extra["first_loss"] = float(run().detach())
     torch.cuda.synchronize()
-    first_s = time.perf_counter() - started
+    extra["first_step_s"] = time.perf_counter() - started
     for _ in range(WARMUP):
         run()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
+    for _ in range(2):
+        run()
+    torch.cuda.synchronize()
+    runtime = extra.get("runtime")
+    extra["peak_bytes"] = torch.cuda.max_memory_allocated() + (runtime.compiled.device_bytes if runtime else 0)
+    return run, extra
+
+
+def _time(run, steps):
     times = []
     for _ in range(steps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -139,16 +156,40 @@ def measure(system, workload, rank, distributed, steps, cache_dir):
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
-    peak = torch.cuda.max_memory_allocated()
-    runtime = extra.pop("runtime", None)
-    if runtime is not None:
-        peak += runtime.compiled.device_bytes
-        runtime.close()
-    del run
+    return times
+
+
+def measure(system, workload, rank, steps, cache_dir):
+    """{"single": figures, "multi": figures} on this rank. The data-parallel
+    step is built first (its peak memory is measured alone), then the same
+    step without DDP on this GPU alone; the two are timed in alternating
+    rounds, so that a drift of the machine's speed shows in both alike."""
+    steps_of = {}
+    figures = {}
+    multi, figures["multi"] = _build(system, workload, rank, True, cache_dir)
+    steps_of["multi"] = multi
+    if system not in FUSE_VARIANTS:
+        single, figures["single"] = _build(system, workload, rank, False, cache_dir)
+        steps_of["single"] = single
+    times = {key: [] for key in steps_of}
+    for _ in range(ROUNDS):
+        for key, run in steps_of.items():
+            # Both ranks time the same variant together: alone, each GPU
+            # runs its own step with the other GPU busy too.
+            dist.barrier()
+            times[key] += _time(run, -(-steps // ROUNDS))
+    for key, values in times.items():
+        ordered = sorted(values)
+        figures[key].update(step_ms=statistics.median(values), step_ms_min=ordered[0],
+                            step_ms_p90=ordered[int(0.9 * (len(ordered) - 1))])
+    for figure in figures.values():
+        runtime = figure.pop("runtime", None)
+        if runtime is not None:
+            runtime.close()
+    del steps_of, multi
     gc.collect()
     torch.cuda.empty_cache()
-    return dict(step_ms=statistics.median(times), first_step_s=first_s, first_loss=loss, peak_bytes=peak,
-                **extra)
+    return figures
 
 
 def worker(rank, world, store, options):
@@ -164,32 +205,26 @@ def worker(rank, world, store, options):
     results = []
     with tempfile.TemporaryDirectory(prefix=f"fuse-dist-{rank}-") as cache_dir:
         for system in options["systems"]:
+            _log(rank, f"{system} ...")
+            try:
+                figures = measure(system, workload, rank, options["steps"], cache_dir)
+            except Exception as error:  # one system's failure must not lose the others
+                traceback.print_exc()
+                figures = {"error": f"{type(error).__name__}: {str(error)[:400]}"}
+            # Every rank's figures reach rank 0; the slowest rank counts.
+            gathered = [None] * world
+            dist.all_gather_object(gathered, figures)
             entry = dict(system=system)
-            for distributed in (False, True):
-                if not distributed and system in FUSE_VARIANTS:
-                    continue  # the same single-GPU step as "fuse"
-                label = f"{world} GPUs" if distributed else "1 GPU"
-                _log(rank, f"{system}, {label} ...")
-                figures = None
-                try:
-                    if distributed or rank == 0:
-                        figures = measure(system, workload, rank, distributed, options["steps"], cache_dir)
-                except Exception as error:  # one system's failure must not lose the others
-                    traceback.print_exc()
-                    figures = dict(error=f"{type(error).__name__}: {str(error)[:400]}")
-                # Every rank's figures reach rank 0 (the slowest median counts).
-                gathered = [None] * world
-                dist.all_gather_object(gathered, figures)
-                key = "multi" if distributed else "single"
-                if distributed:
-                    errors = [g["error"] for g in gathered if g and "error" in g]
-                    entry[key] = {"error": errors[0]} if errors else dict(
-                        gathered[0], step_ms=max(g["step_ms"] for g in gathered),
-                        step_ms_per_rank=[g["step_ms"] for g in gathered],
-                        peak_bytes=max(g["peak_bytes"] for g in gathered))
-                else:
-                    entry[key] = gathered[0]
-                dist.barrier()
+            errors = [g["error"] for g in gathered if "error" in g]
+            for key in ("single", "multi"):
+                if errors:
+                    entry[key] = {"error": errors[0]}
+                elif key in gathered[0]:
+                    parts = [g[key] for g in gathered]
+                    slowest = max(parts, key=lambda part: part["step_ms"])
+                    entry[key] = dict(slowest, step_ms_per_rank=[part["step_ms"] for part in parts],
+                                      peak_bytes=max(part["peak_bytes"] for part in parts))
+            dist.barrier()
             results.append(entry)
             if rank == 0:
                 options["write"](results, None)
@@ -275,7 +310,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpus", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8, help="sequences of 1024 tokens per GPU (default 8)")
-    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per variant (default 20)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: " + ", ".join(SYSTEMS))
     parser.add_argument("-o", "--output", help="default bench/distributed/<gpu>x<N>-<date>.json")
     parser.add_argument("--table", metavar="JSON", help="print the Markdown table of a result file and exit")

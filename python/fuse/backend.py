@@ -59,6 +59,7 @@ _OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipelin
 _ATTENTION_OPS = ("_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
                   "_scaled_dot_product_cudnn_attention")
 _names = itertools.count()
+_CONSTANT_TENSORS = {}
 
 
 class FuseRecompileWarning(UserWarning):
@@ -95,8 +96,12 @@ class _DynamoGraph:
         self.gave_up = None
         self.inputs, self.buffer_positions = 0, frozenset()
         # Tensors a forward graph returned that depend on no input (a causal
-        # mask saved for the backward): id -> tensor, kept alive here.
-        self.constant_tensors = {}
+        # mask saved for the backward): id -> tensor, kept alive. One table
+        # for every dynamo graph: under DistributedDataParallel dynamo splits
+        # a model into pieces at the gradient buckets, and the mask one
+        # piece makes is an input of the next, which must bake it in too (its
+        # attention then folds the mask into the causal flag).
+        self.constant_tensors = _CONSTANT_TENSORS
 
     def note_inputs(self, gm):
         """Which of dynamo's graph inputs are module buffers: dynamo names
