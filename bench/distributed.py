@@ -25,8 +25,10 @@ The single-GPU baseline of each system is the same step without DDP (Fuse:
 compile_step without a process group, then the same fused AdamW), run on
 every GPU at once with no communication. The data-parallel step and its
 baseline are timed in alternating rounds, so a drift in the machine's
-speed (its GPUs are shared with other tenants' NVLink and power) affects
-both alike.
+speed affects both alike; except for the dynamo-compiled systems, whose
+baseline is timed first and its compiled code dropped (torch._dynamo.reset)
+before the DDP model is compiled: dynamo would otherwise reuse the plain
+model's graph inside DDP and skip DDP's graph split.
 
 Per system: median step time over --steps steps of each variant after
 warm-up (CUDA events on every rank; the slowest rank's median counts; the
@@ -61,6 +63,8 @@ SYSTEMS = ("eager", "fuse", "fuse-serial", "fuse-dense", "inductor", "fuse-dynam
 # fuse-dynamo compiles each of dynamo's ~20 graph pieces forward and backward
 # (four minutes on two H200s): asked for by name only.
 DEFAULT_SYSTEMS = SYSTEMS[:-1]
+# Compiled by dynamo: their baseline cannot stay alive beside the DDP step.
+DYNAMO_SYSTEMS = ("inductor", "fuse-dynamo")
 # Variants of "fuse" whose single-GPU step is fuse's.
 FUSE_VARIANTS = ("fuse-serial", "fuse-dense")
 WARMUP = 3
@@ -167,22 +171,30 @@ def measure(system, workload, rank, steps, cache_dir):
     DDP on this GPU alone, then the data-parallel step; the two are timed in
     alternating rounds, so that a drift of the machine's speed shows in
     both alike."""
-    steps_of, figures, resident = {}, {}, 0
+    steps_of, figures, resident, times = {}, {}, 0, {"single": [], "multi": []}
     if system not in FUSE_VARIANTS:
-        # The baseline first: dynamo compiling the plain model after the
-        # DDP-wrapped one ran it eagerly (first step 0.6 s, eager's time).
         steps_of["single"], figures["single"] = _build(system, workload, rank, False, cache_dir)
         resident = torch.cuda.memory_allocated()
+        if system in DYNAMO_SYSTEMS:
+            # dynamo would run the DDP model's inner module with the plain
+            # model's compiled graph (their guards match) and so skip DDP's
+            # graph split: the baseline is timed first, then forgotten.
+            dist.barrier()
+            times["single"] = _time(steps_of.pop("single"), steps)
+            torch._dynamo.reset()
+            gc.collect()
+            torch.cuda.empty_cache()
+            resident = 0
     steps_of["multi"], figures["multi"] = _build(system, workload, rank, True, cache_dir)
     # Its peak less what the baseline keeps allocated meanwhile.
     figures["multi"]["peak_bytes"] -= resident
-    times = {key: [] for key in steps_of}
     for _ in range(ROUNDS):
         for key, run in steps_of.items():
             # Both ranks time the same variant together: alone, each GPU
             # runs its own step with the other GPU busy too.
             dist.barrier()
             times[key] += _time(run, -(-steps // ROUNDS))
+    times = {key: values for key, values in times.items() if values}
     for key, values in times.items():
         ordered = sorted(values)
         figures[key].update(step_ms=statistics.median(values), step_ms_min=ordered[0],
