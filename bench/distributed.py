@@ -155,15 +155,8 @@ def _build(system, workload, rank, distributed, cache_dir):
 
 
 def _time(run, steps):
-    times = []
-    for _ in range(steps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return times
+    from fuse import compare
+    return compare._time_steps(run, steps)[1]
 
 
 def measure(system, workload, rank, steps, cache_dir):

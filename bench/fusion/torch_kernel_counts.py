@@ -54,15 +54,9 @@ def count_kernels(step, steps=2):
 
 
 def time_step(step, repeats=10):
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    """Median milliseconds of `step` (CUDA events; fuse.compare's timer)."""
+    from fuse import compare
+    return compare._time_steps(step, repeats)[0]
 
 
 def prepare(name, backend, with_optimizer, batch=None):
