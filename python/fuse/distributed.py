@@ -38,14 +38,13 @@ DEFAULT_BUCKET_CAP_MB = 25
 # the 16 bytes the kernels' vector accesses need.
 BUCKET_ALIGN_BYTES = 256
 
-_DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i64": 8, "i32": 4, "i1": 1}
-
-
 @dataclasses.dataclass
 class Bucket:
     """Gradients all-reduced together, in one flat buffer of `numel`
-    elements of `dtype`; ready once step `ready_step` has run."""
+    elements of `dtype` (`itemsize` bytes each); ready once step
+    `ready_step` has run."""
     dtype: str
+    itemsize: int
     outputs: list = dataclasses.field(default_factory=list)   # signature output indices
     names: list = dataclasses.field(default_factory=list)
     offsets: list = dataclasses.field(default_factory=list)   # element offsets in the buffer
@@ -54,13 +53,13 @@ class Bucket:
 
     @property
     def bytes(self):
-        return self.numel * _DTYPE_BYTES[self.dtype]
+        return self.numel * self.itemsize
 
 
 def plan_buckets(gradients, cap_bytes):
     """Buckets for `gradients`, a list of dicts with the keys `output`,
-    `name`, `dtype`, `numel` and `last_use` (the last step that touches the
-    gradient). Gradients are taken in the order they become final; a bucket
+    `name`, `dtype`, `numel`, `last_use` (the last step that touches the
+    gradient) and `itemsize` (bytes per element). Gradients are taken in the order they become final; a bucket
     is closed when the next gradient would take it past `cap_bytes` (a
     gradient larger than the cap gets a bucket of its own) or has another
     dtype. A bucket is ready after the last use of its last gradient."""
@@ -68,7 +67,7 @@ def plan_buckets(gradients, cap_bytes):
         raise ValueError(f"the bucket size must be positive, not {cap_bytes} bytes")
     buckets = []
     for grad in sorted(gradients, key=lambda g: (g["last_use"], g["output"])):
-        size = _DTYPE_BYTES[grad["dtype"]]
+        size = grad["itemsize"]
         align = max(BUCKET_ALIGN_BYTES // size, 1)
         current = buckets[-1] if buckets else None
         if current is not None:
@@ -76,7 +75,7 @@ def plan_buckets(gradients, cap_bytes):
             if current.dtype != grad["dtype"] or (start + grad["numel"]) * size > cap_bytes:
                 current = None
         if current is None:
-            current = Bucket(grad["dtype"])
+            current = Bucket(grad["dtype"], size)
             buckets.append(current)
             start = 0
         current.outputs.append(grad["output"])
@@ -177,6 +176,7 @@ class GradientReducer:
 
     def __init__(self, compiled, gradients, process_group, bucket_cap_mb=DEFAULT_BUCKET_CAP_MB, overlap=True):
         import torch
+        import torch.distributed as dist
         self.compiled, self.process_group, self.overlap = compiled, process_group, overlap
         signature = compiled.signature
         last_use = signature.get("output_last_use")
@@ -188,8 +188,8 @@ class GradientReducer:
         for index, param in gradients:
             spec = compiled.outputs[index]
             params[index] = param
-            entries.append(dict(output=index, name=spec.name, dtype=spec.dtype, numel=param.numel(),
-                                last_use=last_use[index]))
+            entries.append(dict(output=index, name=spec.name, dtype=spec.dtype, itemsize=param.element_size(),
+                                numel=param.numel(), last_use=last_use[index]))
         self.buckets = plan_buckets(entries, int(bucket_cap_mb * 2 ** 20))
         device = compiled.device
         self.flat, self.views = [], {}
@@ -203,7 +203,6 @@ class GradientReducer:
         session = compiled._require_session()
         session.set_signals([b.ready_step for b in self.buckets] if overlap else [])
         self.stream = torch.cuda.Stream(device)
-        import torch.distributed as dist
         self._world = dist.get_world_size(process_group)
         self._average = dist.get_backend(process_group) == "nccl"
 

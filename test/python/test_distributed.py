@@ -14,7 +14,8 @@ needs_distributed = pytest.mark.skipif(not torch.distributed.is_available(),
 
 
 def _grad(output, numel, last_use, dtype="f32"):
-    return dict(output=output, name=f"grad.p{output}", dtype=dtype, numel=numel, last_use=last_use)
+    return dict(output=output, name=f"grad.p{output}", dtype=dtype, itemsize={"f32": 4, "bf16": 2}[dtype],
+                numel=numel, last_use=last_use)
 
 
 def test_buckets_follow_the_order_gradients_become_final():
@@ -83,3 +84,13 @@ def test_every_rank_hears_of_a_failure_on_one(tmp_path):
     for result in results:
         assert "compile_step failed on 1 of 2 ranks" in result["raised"]
         assert "rank 1: ExportError: aten.cumsum" in result["raised"]
+
+
+@needs_distributed
+def test_a_process_group_without_torch_distributed_is_a_clear_error():
+    import fuse
+    from fuse.errors import FuseError
+    model = torch.nn.Linear(4, 2)
+    with pytest.raises(FuseError, match=r"needs torch.distributed initialized"):
+        fuse.compile_step(model, lambda y, t: ((y - t) ** 2).mean(), (torch.zeros(3, 4), torch.zeros(3, 2)),
+                          process_group=object())  # a group from a process that never joined
