@@ -30,8 +30,10 @@ BlockLiveness mlir::fuse::computeLiveness(Block &block) {
     if (isa<ConstantOp>(op))
       continue;
     for (Value value : op->getResults()) {
-      // A view shares the buffer of what it views.
-      if (isa<ReshapeOp>(op)) {
+      // A view shares the buffer of what it views, and an in-place
+      // scatter_add that of what it accumulates into.
+      auto scatter = dyn_cast<ScatterAddOp>(op);
+      if (isa<ReshapeOp>(op) || (scatter && scatter.accumulatesInPlace())) {
         auto root = result.bufferOf.find(op->getOperand(0));
         if (root != result.bufferOf.end()) {
           result.bufferOf[value] = root->second;

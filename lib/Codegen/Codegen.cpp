@@ -29,16 +29,22 @@ runtime::TensorSpec tensorSpec(Value value, StringAttr name,
 }
 
 /// The result number under which `value` is returned: as it is, or
-/// through a chain of reshapes (views of its memory, which the memory plan
-/// places with it).
+/// through a chain of reshapes (views of its memory) and in-place
+/// scatter_adds (accumulations into it), which the memory plan places with
+/// it.
 std::optional<int64_t> returnedAs(Value value, func::ReturnOp terminator) {
   auto position = llvm::find(terminator.getOperands(), value);
   if (position != terminator.getOperands().end())
     return position - terminator.getOperands().begin();
-  for (Operation *user : value.getUsers())
-    if (auto reshape = dyn_cast<ReshapeOp>(user))
-      if (std::optional<int64_t> viewed = returnedAs(reshape.getResult(), terminator))
+  for (Operation *user : value.getUsers()) {
+    auto scatter = dyn_cast<ScatterAddOp>(user);
+    bool sameMemory = isa<ReshapeOp>(user) ||
+                      (scatter && scatter.getDest() == value &&
+                       scatter.accumulatesInPlace());
+    if (sameMemory)
+      if (std::optional<int64_t> viewed = returnedAs(user->getResult(0), terminator))
         return viewed;
+  }
   return std::nullopt;
 }
 

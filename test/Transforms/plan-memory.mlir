@@ -258,3 +258,33 @@ func.func @several_results(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %
   %y = fuse.neg %o : tensor<2x4x16x8xf32>
   return %y : tensor<2x4x16x8xf32>
 }
+
+// -----
+
+// A scatter_add into a value nothing else reads accumulates in its memory:
+// one buffer from the matmul to the scatter. Returned, that buffer is the
+// caller's, so the matmul writes into the result and no arena holds the
+// table-sized gradient. Onto an argument (not the step's to overwrite) or a
+// value read twice, the scatter_add starts from a copy in a buffer of its
+// own.
+// CHECK-LABEL: func.func @scatter_in_place
+// CHECK-SAME: fuse.arena_size = 0 : i64
+// CHECK-NEXT: fuse.matmul {{.*}}[#fuse.buffer<external, size = 2048, live = [0, 1]>]
+// CHECK-NEXT: fuse.scatter_add {{.*}}[#fuse.buffer<external, size = 2048, live = [0, 1]>]
+// CHECK-LABEL: func.func @scatter_copies
+// CHECK-NEXT: fuse.matmul {{.*}}[#fuse.buffer<offset = {{[0-9]+}}, size = 2048, live = [0, 2]>]
+// CHECK-NEXT: fuse.scatter_add {{.*}}[#fuse.buffer<external, size = 2048, live = [1, 3]>]
+// CHECK-NEXT: fuse.scatter_add {{.*}}[#fuse.buffer<external, size = 2048, live = [2, 3]>]
+// CHECK-NEXT: fuse.scatter_add {{.*}}[#fuse.buffer<external, size = 2048, live = [3, 3]>]
+func.func @scatter_in_place(%h: tensor<8x32xf32>, %g: tensor<8x16xf32>, %ids: tensor<8xi64>, %u: tensor<8x32xf32>) -> tensor<16x32xf32> {
+  %w = fuse.matmul %g, %h transpose_lhs : (tensor<8x16xf32>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %s = fuse.scatter_add %w[%ids], %u, dim = 0 : (tensor<16x32xf32>, tensor<8xi64>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  return %s : tensor<16x32xf32>
+}
+func.func @scatter_copies(%h: tensor<8x32xf32>, %g: tensor<8x16xf32>, %ids: tensor<8xi64>, %u: tensor<8x32xf32>, %t: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
+  %w = fuse.matmul %g, %h transpose_lhs : (tensor<8x16xf32>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %s = fuse.scatter_add %w[%ids], %u, dim = 0 : (tensor<16x32xf32>, tensor<8xi64>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %r = fuse.scatter_add %w[%ids], %u, dim = 0 : (tensor<16x32xf32>, tensor<8xi64>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %a = fuse.scatter_add %t[%ids], %u, dim = 0 : (tensor<16x32xf32>, tensor<8xi64>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  return %s, %r, %a : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>
+}

@@ -53,7 +53,7 @@ func.func @free(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<f32> {f
 // BUDGET-NEXT: fuse.exp
 // BUDGET: fuse.matmul %[[AGAIN]], %{{.+}} transpose_lhs
 // BUDGET-REMARK: remark: fuse-rematerialize: recomputed 2 forward values in the backward (0 as kernels of their own, 1 inside their readers' kernels; only what is free
-// BUDGET-REMARK: remark: fuse-rematerialize: recomputed 1 forward values in the backward (1 as kernels of their own, 0 inside their readers' kernels; FLOPs priced at 1.000000e+00 bytes each)
+// BUDGET-REMARK: remark: fuse-rematerialize: recomputed 1 forward values in the backward (1 as kernels of their own, 0 inside their readers' kernels; FLOPs priced at 1.000000e+00 bytes each; copies shared by their readers)
 func.func @priced(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %v: tensor<64x64xf32>) -> (tensor<f32> {fuse.name = "loss"}, tensor<64x64xf32> {fuse.name = "grad.w"}, tensor<64x64xf32> {fuse.name = "grad.v"}) {
   %e = fuse.exp %x : tensor<64x64xf32>
   %y = fuse.matmul %e, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>

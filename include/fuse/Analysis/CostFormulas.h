@@ -83,6 +83,12 @@ constexpr int64_t kCrossEntropyBackwardFlopsPerElement = 6;
 /// it: merging two small kernels pays even when no bytes are saved.
 constexpr int64_t kLaunchEquivalentBytes = 8 << 20;
 
+/// What one FLOP costs, in bytes of memory traffic that take as long: about
+/// 3.3 TB/s against the ~500 TFLOP/s a large bf16 GEMM reaches on an
+/// H100/H200. Rematerialization weighs the FLOPs, bytes and kernels it adds
+/// with it and kLaunchEquivalentBytes.
+constexpr double kFlopEquivalentBytes = 1.0 / 150;
+
 /// Bytes of `elements` values of `bitWidth` bits; i1 takes a whole byte, as
 /// it is stored unpacked.
 constexpr int64_t tensorBytes(int64_t elements, int64_t bitWidth) {

@@ -10,7 +10,9 @@
 //   excluded. A read by an op nested in a region (a fusion body) counts at
 //   its top-level ancestor.
 // - A reshape is a view: its result shares its operand's buffer, which then
-//   lives until the view's last read.
+//   lives until the view's last read. So does a scatter_add that
+//   accumulates in place (ScatterAddOp::accumulatesInPlace) with its dest:
+//   returned, it puts the dest's writer in the caller's memory.
 // - Constants are baked into the code (no buffer); block arguments and
 //   returned values are the caller's (external): they are listed, marked
 //   external, and never part of the arena or its lower bound.

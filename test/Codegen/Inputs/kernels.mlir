@@ -53,3 +53,14 @@ func.func @gemm_aux(%x: tensor<32x64xf32>, %w: tensor<128x64xf32>, %b: tensor<12
   %3 = fuse.gelu %2, approximate = tanh : tensor<32x128xf32>
   return %2, %3 : tensor<32x128xf32>, tensor<32x128xf32>
 }
+
+// A tied embedding's gradient: the lm-head weight gradient plus the
+// lookup's scatter. The scatter accumulates into the GEMM's result, which
+// the GEMM writes straight into the caller's output.
+func.func @tied_embedding_grad(%h: tensor<64x32xf32>, %dlogits: tensor<64x128xf32>, %ids: tensor<64xi64>, %demb: tensor<64x32xf32>) -> tensor<128x32xf32> {
+  %zeros = fuse.constant dense<0.0> : tensor<128x32xf32>
+  %lookup = fuse.scatter_add %zeros[%ids], %demb, dim = 0 : (tensor<128x32xf32>, tensor<64xi64>, tensor<64x32xf32>) -> tensor<128x32xf32>
+  %head = fuse.matmul %dlogits, %h transpose_lhs : (tensor<64x128xf32>, tensor<64x32xf32>) -> tensor<128x32xf32>
+  %sum = fuse.add %head, %lookup : tensor<128x32xf32>
+  return %sum : tensor<128x32xf32>
+}

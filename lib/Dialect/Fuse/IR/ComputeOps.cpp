@@ -4,6 +4,7 @@
 
 #include "OpVerification.h"
 
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -387,4 +388,58 @@ LogicalResult CrossEntropyBackwardOp::inferReturnTypes(
         " but the loss has type ", *lossType);
   inferredReturnTypes.push_back(adaptor.getLogits().getType());
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AddOp canonicalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Whether `value` is a splat constant zero.
+bool isZeroSplat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto elements =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!elements || !elements.isSplat())
+    return false;
+  if (isa<FloatType>(elements.getElementType()))
+    return elements.getSplatValue<APFloat>().isZero();
+  return elements.getSplatValue<APInt>().isZero();
+}
+
+/// x + scatter_add(zeros, i, u) -> scatter_add(x, i, u): the slices are
+/// accumulated into x instead of into a zero tensor that is then added.
+/// A tied embedding's gradient is this sum (the lm-head GEMM's weight
+/// gradient plus the lookup's scatter); accumulated into the GEMM's result,
+/// it needs no zero fill, no add kernel and no second table-sized buffer,
+/// and the GEMM may run as soon as its operands are ready, which frees the
+/// logits' gradient early in the backward. The sum is the same up to the
+/// order of the f32 additions.
+struct AccumulateIntoScatterAdd : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [scattered, other] :
+         {std::pair{add.getLhs(), add.getRhs()},
+          std::pair{add.getRhs(), add.getLhs()}}) {
+      auto scatter = scattered.getDefiningOp<ScatterAddOp>();
+      if (!scatter || !scatter->hasOneUse() || !isZeroSplat(scatter.getDest()))
+        continue;
+      rewriter.replaceOpWithNewOp<ScatterAddOp>(
+          add, add.getType(), other, scatter.getIndices(),
+          scatter.getUpdates(), scatter.getDimAttr());
+      rewriter.eraseOp(scatter);
+      return success();
+    }
+    return failure();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<AccumulateIntoScatterAdd>(context);
 }

@@ -228,3 +228,10 @@ LogicalResult ScatterAddOp::verify() {
                          << formatShape(expected);
   return success();
 }
+
+bool ScatterAddOp::accumulatesInPlace() {
+  Operation *writer = getDest().getDefiningOp();
+  return writer && !isa<ConstantOp>(writer) &&
+         writer->getBlock() == getOperation()->getBlock() &&
+         getDest().hasOneUse();
+}

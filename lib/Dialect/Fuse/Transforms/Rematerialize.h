@@ -30,6 +30,15 @@ struct RecomputePolicy {
   /// Whether kernels that draw random numbers may be recomputed (bit for
   /// bit: the same Philox seed and offset); only as a last resort.
   bool allowRandom = false;
+  /// Whether a recomputed kernel that cannot go into its reader's kernel is
+  /// computed once, before its first backward reader, and shared by the
+  /// later ones (true), or computed again before each reader, so that no
+  /// copy stays live across the backward (false). Cheap kernels (pointwise
+  /// and reductions, memory-bound) and dear ones (GEMMs, attention) are
+  /// decided apart: copying the cheap ones per reader costs bandwidth,
+  /// copying the dear ones multiplies FLOPs.
+  bool shareCheapCopies = true;
+  bool shareDearCopies = true;
 };
 
 /// The forward of a training step: the top-level ops the result named
@@ -56,10 +65,12 @@ struct RewriteStats {
 /// Makes every backward reader of a value in `recomputed` read a copy
 /// computed next to it: the producing kernel is cloned into the reader's
 /// kernel when the merged body is still a kernel of the reader's kind, else
-/// cloned just before the first such reader and shared.
+/// cloned just before the reader, as a kernel that later readers share or
+/// not as `policy` says.
 RewriteStats recompute(func::FuncOp func,
                        const llvm::DenseSet<Operation *> &forward,
-                       const llvm::DenseSet<Value> &recomputed);
+                       const llvm::DenseSet<Value> &recomputed,
+                       const RecomputePolicy &policy);
 
 /// The value a view chain (reshapes) of `value` views.
 Value viewRoot(Value value);

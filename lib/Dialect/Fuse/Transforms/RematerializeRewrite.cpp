@@ -7,8 +7,9 @@
 // is still a kernel the code generator has a template for (a pointwise
 // recomputation inside a backward loop or reduction: no extra launch, and
 // the value never goes to memory). A clone that cannot be merged stays a
-// kernel of its own, and later readers that cannot merge theirs either
-// share it.
+// kernel of its own; later readers that cannot merge theirs either share
+// it, or compute their own copy where the policy says so (a shared copy
+// lives from its first reader to its last, across much of the backward).
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,11 +161,13 @@ void dropUnusedResults(FusionOp fusion) {
 
 struct Rewriter {
   Rewriter(const llvm::DenseSet<Operation *> &forward,
-           const llvm::DenseSet<Value> &recomputed)
-      : forward(forward), recomputed(recomputed) {}
+           const llvm::DenseSet<Value> &recomputed,
+           const RecomputePolicy &policy)
+      : forward(forward), recomputed(recomputed), policy(policy) {}
 
   const llvm::DenseSet<Operation *> &forward;
   const llvm::DenseSet<Value> &recomputed;
+  const RecomputePolicy &policy;
   RewriteStats stats;
   /// Clones that stayed kernels of their own, by the value they recompute.
   llvm::DenseMap<Value, Value> shared;
@@ -202,6 +205,16 @@ struct Rewriter {
            (fusion && fusion.getKind() == FusionKind::Loop);
   }
 
+  /// Whether readers share one copy of `op`: GEMMs and attention (dear to
+  /// run again) and memory-bound kernels each as the policy says.
+  bool sharesCopies(Operation *op) const {
+    auto fusion = dyn_cast<FusionOp>(op);
+    bool dear = isa<MatmulOp>(op) ||
+                (fusion && (fusion.getKind() == FusionKind::GemmEpilogue ||
+                            fusion.getKind() == FusionKind::Attention));
+    return dear ? policy.shareDearCopies : policy.shareCheapCopies;
+  }
+
   void recomputeFor(Operation *reader) {
     SmallVector<Operation *> originals = cloneSet(reader);
     if (originals.empty())
@@ -212,11 +225,13 @@ struct Rewriter {
     SmallVector<Operation *> clones, clonedFrom;
     for (Operation *original : originals) {
       // A copy an earlier reader left as a kernel is reused, unless this
-      // reader could compute the value itself.
+      // reader could compute the value itself or the policy wants a copy
+      // per reader.
       bool haveShared = llvm::all_of(original->getResults(), [&](Value r) {
         return shared.count(r);
       });
-      if (haveShared && !(fusion && mergeable(original))) {
+      if (haveShared && sharesCopies(original) &&
+          !(fusion && mergeable(original))) {
         for (Value result : original->getResults())
           mapping.map(result, shared.lookup(result));
         continue;
@@ -262,9 +277,9 @@ struct Rewriter {
 
 RewriteStats mlir::fuse::remat::recompute(
     func::FuncOp func, const llvm::DenseSet<Operation *> &forward,
-    const llvm::DenseSet<Value> &recomputed) {
+    const llvm::DenseSet<Value> &recomputed, const RecomputePolicy &policy) {
   Block &block = func.getBody().front();
-  Rewriter rewriter(forward, recomputed);
+  Rewriter rewriter(forward, recomputed, policy);
   SmallVector<Operation *> backward;
   for (Operation &op : block.without_terminator())
     if (!forward.contains(&op) && !isa<ConstantOp>(op))

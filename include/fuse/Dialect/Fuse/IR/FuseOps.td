@@ -52,7 +52,10 @@ class Fuse_BinaryOp<string mnemonic, TypeConstraint type, string summaryText,
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Fuse_AddOp : Fuse_BinaryOp<"add", Fuse_NumericTensor, "elementwise addition", "lhs + rhs">;
+def Fuse_AddOp : Fuse_BinaryOp<"add", Fuse_NumericTensor, "elementwise addition", "lhs + rhs"> {
+  // x + scatter_add(zeros, i, u) -> scatter_add(x, i, u).
+  let hasCanonicalizer = 1;
+}
 def Fuse_SubOp : Fuse_BinaryOp<"sub", Fuse_NumericTensor, "elementwise subtraction", "lhs - rhs">;
 def Fuse_MulOp : Fuse_BinaryOp<"mul", Fuse_NumericTensor, "elementwise multiplication", "lhs * rhs">;
 def Fuse_DivOp : Fuse_BinaryOp<"div", Fuse_NumericTensor, "elementwise division",
@@ -405,6 +408,14 @@ def Fuse_ScatterAddOp : Fuse_Op<"scatter_add", [Pure,
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the result is accumulated in `dest`'s memory: `dest` is
+    /// computed by an op of the same block (not an argument or a constant,
+    /// which are not the step's to overwrite) and nothing else reads it.
+    /// Memory planning then gives both one buffer, and a returned result
+    /// makes `dest`'s writer write into the caller's memory.
+    bool accumulatesInPlace();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
