@@ -232,17 +232,21 @@ def FuseRematerialize : Pass<"fuse-rematerialize", "ModuleOp"> {
     Recomputation goes inside the reading kernel when the merged body is
     still a kernel of its kind (a pointwise chain recomputed in a backward
     loop or reduction: no launch added, and the value never goes through
-    memory); otherwise the producing kernel is cloned before its first
-    backward reader and shared by the later ones. Forward kernels stop
-    storing what is no longer read.
+    memory); otherwise the producing kernel is cloned before its backward
+    reader as a kernel of its own, which later readers share or make again
+    for themselves (a shared copy lives from its first reader to its last).
+    Forward kernels stop storing what is no longer read.
 
     - No budget: only what is free is recomputed (pointwise kernels that
       all their backward readers can compute inside).
     - `budget` (bytes) or `fraction` (of the peak without
       rematerialization): FLOPs are priced from dear (1 byte per FLOP) to
       free, and kernels that draw random numbers (recomputed bit for bit:
-      the same Philox seed and offset) only at the end; the first policy
-      whose peak fits is kept. The peak is the largest sum of live
+      the same Philox seed and offset) only at the end; each price is tried
+      with copies shared, memory-bound copies per reader, and all copies
+      per reader. Of the attempts whose peak fits, the one adding the least
+      estimated time (FLOPs, bytes and launches, weighed as fusion weighs
+      them) is kept. The peak is the largest sum of live
       intermediate bytes once fuse-schedule's scheduler has ordered the
       function (which the pass leaves so ordered): Liveness's peak, which
       fuse-plan-memory's lower bound can exceed by its 256-byte alignment.
