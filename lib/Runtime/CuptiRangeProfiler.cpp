@@ -33,6 +33,7 @@ const char *const kMetrics[] = {
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
     "gpu__time_duration.sum",
+    "sm__cycles_active.max",
 };
 constexpr size_t kMetricCount = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
@@ -204,7 +205,7 @@ CuptiRangeProfiler::create(int ordinal, size_t maxRanges) {
   set.pConfig = state->config.data();
   set.counterDataImageSize = state->counterData.size();
   set.pCounterDataImage = state->counterData.data();
-  set.range = CUPTI_UserRange;
+  set.range = CUPTI_AutoRange;
   set.replayMode = CUPTI_UserReplay;
   set.maxRangesPerPass = maxRanges;
   set.numNestingLevels = 1;
@@ -227,23 +228,6 @@ Status CuptiRangeProfiler::beginPass() {
       cuptiCheck(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart"));
   state_->started = true;
   return Status::success();
-}
-
-Status CuptiRangeProfiler::pushRange(const std::string &name) {
-  CUpti_RangeProfiler_PushRange_Params push{
-      CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-  push.pRangeProfilerObject = state_->ranges;
-  push.pRangeName = name.c_str();
-  return cuptiCheck(cuptiRangeProfilerPushRange(&push),
-                    "cuptiRangeProfilerPushRange");
-}
-
-Status CuptiRangeProfiler::popRange() {
-  CUpti_RangeProfiler_PopRange_Params pop{
-      CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-  pop.pRangeProfilerObject = state_->ranges;
-  return cuptiCheck(cuptiRangeProfilerPopRange(&pop),
-                    "cuptiRangeProfilerPopRange");
 }
 
 StatusOr<bool> CuptiRangeProfiler::endPass() {
@@ -303,6 +287,7 @@ StatusOr<std::vector<RangeCounters>> CuptiRangeProfiler::results() {
     counters.dramBytesRead = values[3];
     counters.dramBytesWritten = values[4];
     counters.gpuTimeNs = values[5];
+    counters.smCyclesActiveMax = values[6];
     ranges.push_back(std::move(counters));
   }
   return ranges;

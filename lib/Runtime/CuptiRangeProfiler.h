@@ -35,11 +35,14 @@ struct RangeCounters {
   double dramBytesRead = 0;     // dram__bytes_read.sum
   double dramBytesWritten = 0;  // dram__bytes_write.sum
   double gpuTimeNs = 0;         // gpu__time_duration.sum
+  double smCyclesActiveMax = 0; // sm__cycles_active.max
 };
 
 class CuptiRangeProfiler {
 public:
-  /// Room for `maxRanges` ranges per pass, on device `ordinal`.
+  /// One range per kernel (CUPTI's auto range: it opens and closes a range
+  /// around each kernel, as ncu measures one), room for `maxRanges` kernels
+  /// per pass, on device `ordinal`. A range is named after its kernel.
   static StatusOr<std::unique_ptr<CuptiRangeProfiler>> create(int ordinal,
                                                               size_t maxRanges);
   ~CuptiRangeProfiler();
@@ -47,8 +50,6 @@ public:
   CuptiRangeProfiler &operator=(const CuptiRangeProfiler &) = delete;
 
   Status beginPass();
-  Status pushRange(const std::string &name);
-  Status popRange();
   /// Ends the pass; true once every pass the metrics need was submitted.
   /// The work must be complete (synchronize) before results().
   StatusOr<bool> endPass();

@@ -151,7 +151,9 @@ Status timeSteps(Executor &executor, const std::vector<void *> &inputs,
   return Status::success();
 }
 
-/// One CUPTI range per step; fills the measured counters.
+/// One CUPTI range per kernel, matched to the steps; fills the measured
+/// counters. A step of several kernels (a cuBLASLt call that splits K) sums
+/// their cycles and bytes; its occupancy is weighted by their elapsed cycles.
 Status readCounters(Executor &executor, const std::vector<void *> &inputs,
                     const std::vector<void *> &outputs, cudaStream_t stream,
                     ProfileReport &report) {
@@ -159,21 +161,16 @@ Status readCounters(Executor &executor, const std::vector<void *> &inputs,
   FUSE_RETURN_IF_ERROR(cudaCheck(cudaGetDevice(&device), "cudaGetDevice"));
   size_t count = report.steps.size();
   StatusOr<std::unique_ptr<detail::CuptiRangeProfiler>> created =
-      detail::CuptiRangeProfiler::create(device, std::max<size_t>(count, 1));
+      detail::CuptiRangeProfiler::create(device, 2 * count + 64);
   if (!created.ok())
     return created.status();
   detail::CuptiRangeProfiler &profiler = **created;
-  // Unique names: CUPTI merges ranges with the same name stack.
-  std::vector<std::string> names;
-  for (const StepProfile &step : report.steps)
-    names.push_back(std::to_string(step.index) + " " + step.name);
+  auto noHook = [](size_t) { return Status::success(); };
   bool done = false;
   for (int pass = 0; pass < 16 && !done; ++pass) {
     FUSE_RETURN_IF_ERROR(profiler.beginPass());
-    FUSE_RETURN_IF_ERROR(executor.runWithStepHooks(
-        inputs, outputs, stream,
-        [&](size_t i) { return profiler.pushRange(names[i]); },
-        [&](size_t) { return profiler.popRange(); }));
+    FUSE_RETURN_IF_ERROR(
+        executor.runWithStepHooks(inputs, outputs, stream, noHook, noHook));
     FUSE_RETURN_IF_ERROR(executor.synchronize(stream));
     StatusOr<bool> ended = profiler.endPass();
     if (!ended.ok())
@@ -185,39 +182,42 @@ Status readCounters(Executor &executor, const std::vector<void *> &inputs,
   StatusOr<std::vector<detail::RangeCounters>> ranges = profiler.results();
   if (!ranges.ok())
     return ranges.status();
-  // Ranges are matched by name: a range with no GPU work in it (a fill of
-  // zero bytes) may be left out by CUPTI; its step keeps no counters.
-  if (ranges->empty() || ranges->size() > count)
-    return Status::failure("CUPTI returned " + std::to_string(ranges->size()) +
-                           " ranges for " + std::to_string(count) + " steps");
-  for (size_t r = 0; r < ranges->size(); ++r) {
-    const detail::RangeCounters &range = (*ranges)[r];
-    size_t i = r;
-    if (!range.name.empty()) {
-      auto found = std::find(names.begin(), names.end(), range.name);
-      if (found == names.end())
-        return Status::failure("CUPTI returned an unknown range '" +
-                               range.name + "'");
-      i = static_cast<size_t>(found - names.begin());
-    } else if (ranges->size() != count) {
-      return Status::failure("CUPTI returned unnamed ranges, fewer than steps");
+  std::vector<std::string> kernelNames;
+  for (const detail::RangeCounters &range : *ranges)
+    kernelNames.push_back(range.name);
+  StatusOr<std::vector<std::vector<size_t>>> matched =
+      matchKernelsToSteps(report.steps, kernelNames);
+  if (!matched.ok())
+    return Status::failure("CUPTI's per-kernel ranges: " +
+                           matched.status().message());
+  for (size_t i = 0; i < count; ++i) {
+    if ((*matched)[i].empty())
+      continue; // a fill or copy: no kernel, no counters
+    detail::RangeCounters sum;
+    double occupancyWeighted = 0;
+    for (size_t r : (*matched)[i]) {
+      const detail::RangeCounters &range = (*ranges)[r];
+      sum.smCyclesActive += range.smCyclesActive;
+      sum.smCyclesElapsed += range.smCyclesElapsed;
+      sum.smCyclesActiveMax += range.smCyclesActiveMax;
+      sum.dramBytesRead += range.dramBytesRead;
+      sum.dramBytesWritten += range.dramBytesWritten;
+      sum.gpuTimeNs += range.gpuTimeNs;
+      occupancyWeighted += range.warpsActivePct * range.smCyclesElapsed;
     }
     StepProfile &step = report.steps[i];
     step.counters = CounterSource::Measured;
-    step.smEfficiencyRange = range.smCyclesElapsed > 0
-                                 ? range.smCyclesActive / range.smCyclesElapsed
-                                 : kUnknown;
-    step.gpuTimeMs = range.gpuTimeNs * 1e-6;
-    // The range also spans CUPTI's own start and stop: scale its elapsed
-    // cycles to the step's event time so that idle range overhead does not
-    // count against the kernel (ncu measures the kernel alone).
-    step.smEfficiency = step.smEfficiencyRange;
-    if (isKnown(step.smEfficiency) && step.timeMs > 0 &&
-        step.gpuTimeMs > step.timeMs)
-      step.smEfficiency =
-          std::min(1.0, step.smEfficiency * step.gpuTimeMs / step.timeMs);
-    step.occupancy = range.warpsActivePct / 100;
-    step.dramBytes = range.dramBytesRead + range.dramBytesWritten;
+    step.smEfficiency = sum.smCyclesElapsed > 0
+                            ? sum.smCyclesActive / sum.smCyclesElapsed
+                            : kUnknown;
+    step.smEfficiencyBusiestSm = sum.smCyclesActiveMax > 0
+                                     ? sum.smCyclesActive / sum.smCyclesActiveMax
+                                     : kUnknown;
+    step.occupancy = sum.smCyclesElapsed > 0
+                         ? occupancyWeighted / sum.smCyclesElapsed / 100
+                         : kUnknown;
+    step.dramBytes = sum.dramBytesRead + sum.dramBytesWritten;
+    step.gpuTimeMs = sum.gpuTimeNs * 1e-6;
   }
   return Status::success();
 }
@@ -288,7 +288,7 @@ StatusOr<ProfileReport> Executor::profile(const std::vector<void *> &inputs,
     FUSE_RETURN_IF_ERROR(synchronize(streamPointer));
     for (StepProfile &step : report.steps) {
       step.counters = CounterSource::None;
-      step.smEfficiency = step.smEfficiencyRange = step.occupancy =
+      step.smEfficiency = step.smEfficiencyBusiestSm = step.occupancy =
           step.dramBytes = step.gpuTimeMs = kUnknown;
     }
     estimateCounters(*this, report);

@@ -101,7 +101,7 @@ std::string profileJson(const ProfileReport &report) {
     json.value("memory_fraction_calibrated", step.memoryFractionCalibrated);
     json.value("counters", counterSourceName(step.counters));
     json.value("sm_efficiency", step.smEfficiency);
-    json.value("sm_efficiency_range", step.smEfficiencyRange);
+    json.value("sm_efficiency_busiest_sm", step.smEfficiencyBusiestSm);
     json.value("occupancy", step.occupancy);
     json.value("dram_bytes", step.dramBytes);
     json.value("gpu_time_ms", step.gpuTimeMs);

@@ -84,6 +84,74 @@ ProfileReport describeSteps(const Executable &exe) {
   return report;
 }
 
+StatusOr<std::vector<std::vector<size_t>>>
+matchKernelsToSteps(const std::vector<StepProfile> &steps,
+                    const std::vector<std::string> &kernelNames) {
+  auto fused = [](const std::string &name) { return name.rfind("fuse_", 0) == 0; };
+  std::vector<std::vector<size_t>> kernelsOf(steps.size());
+  // CUPTI's auto ranges may be named by their index, not their kernel:
+  // then each fused step and each GEMM is one kernel, in order, and the
+  // count must agree.
+  if (std::none_of(kernelNames.begin(), kernelNames.end(), fused)) {
+    size_t expected = 0;
+    for (const StepProfile &step : steps)
+      expected += fused(step.name) || step.kind == "gemm";
+    if (expected != kernelNames.size())
+      return Status::failure(
+          "the GPU ran " + std::to_string(kernelNames.size()) +
+          " kernels, the steps launch " + std::to_string(expected) +
+          " (one per fused kernel and per GEMM); without kernel names the "
+          "kernels of a GEMM that ran several cannot be told apart");
+    size_t next = 0;
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (fused(steps[i].name) || steps[i].kind == "gemm")
+        kernelsOf[i].push_back(next++);
+    return kernelsOf;
+  }
+  size_t next = 0;
+  size_t i = 0;
+  while (i < steps.size()) {
+    const StepProfile &step = steps[i];
+    if (fused(step.name)) {
+      if (next >= kernelNames.size() || kernelNames[next] != step.name)
+        return Status::failure(
+            "step " + std::to_string(step.index) + " (" + step.name +
+            ") has no kernel of its name next in the GPU's launch order (" +
+            (next < kernelNames.size() ? "found " + kernelNames[next]
+                                       : std::string("no kernel left")) +
+            ")");
+      kernelsOf[i++].push_back(next++);
+      continue;
+    }
+    // A gap between fused kernels: GEMMs, fills and copies, and the
+    // library's (or the driver's) kernels that ran there.
+    std::vector<size_t> gemms;
+    for (; i < steps.size() && !fused(steps[i].name); ++i)
+      if (steps[i].kind == "gemm")
+        gemms.push_back(i);
+    std::vector<size_t> kernels;
+    while (next < kernelNames.size() && !fused(kernelNames[next]))
+      kernels.push_back(next++);
+    if (gemms.size() == 1) {
+      kernelsOf[gemms[0]] = kernels;
+      if (kernels.empty())
+        return Status::failure("step " + std::to_string(steps[gemms[0]].index) +
+                               " (" + steps[gemms[0]].name + ") ran no kernel");
+    } else if (kernels.size() == gemms.size()) {
+      for (size_t g = 0; g < gemms.size(); ++g)
+        kernelsOf[gemms[g]] = {kernels[g]};
+    }
+    // Otherwise some call ran several kernels and which is whose is not
+    // known: those GEMMs keep no counters.
+  }
+  if (next != kernelNames.size())
+    return Status::failure("the GPU ran " + std::to_string(kernelNames.size()) +
+                           " kernels, " + std::to_string(kernelNames.size() - next) +
+                           " more than the steps account for (first: " +
+                           kernelNames[next] + ")");
+  return kernelsOf;
+}
+
 namespace {
 
 std::string percent(double fraction) {

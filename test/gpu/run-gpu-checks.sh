@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU tests (ctest label `gpu`): `fuse-run --device=cuda --check` on every tiny
-# fixture (in bf16, the default pipeline, f32, and f16 for inference) and on
+# fixture (in bf16, the default pipeline, f32, f16 for inference, and bf16
+# under remat-fraction=0.5 for training) and on
 # the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails of every kernel
 # template) in bf16 and f32. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
@@ -44,6 +45,10 @@ for graph in "$graphs"/*-tiny-*.mlir; do
   [[ -f $graphs/$name.inputs.npz ]] && inputs=(--inputs "$graphs/$name.inputs.npz")
   check "$name (bf16)" "$graph" "${inputs[@]}"
   check "$name (f32)" "$graph" "${inputs[@]}" --pipeline='fuse-pipeline{amp=none}'
+  # Under half the peak: recomputation kernels in the backward, the
+  # tied embedding's gradient accumulated in place in its output.
+  [[ $name == *-train* ]] &&
+    check "$name (bf16, remat-fraction=0.5)" "$graph" "${inputs[@]}" --pipeline='fuse-pipeline{remat-fraction=0.5}'
   # f16 training steps gain loss-scaling arguments, which fuse-run's
   # comparison with the original graph cannot bind: inference only.
   [[ $name == *-infer ]] &&

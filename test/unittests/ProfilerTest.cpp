@@ -102,6 +102,59 @@ TEST(ProfileDescribe, NamesKindsAndAttention) {
   EXPECT_EQ(kindFromKernelName("other"), "other");
 }
 
+TEST(ProfileKernels, MatchedToStepsInLaunchOrder) {
+  // gemm 0, gemm 1 (attention scores), fuse_loop_0, fuse_row_1, fill 0.
+  ProfileReport report = describeSteps(makeTrainingExecutable());
+  auto match = [&](std::vector<std::string> names) {
+    return matchKernelsToSteps(report.steps, names);
+  };
+  // One kernel per GEMM: in order.
+  StatusOr<std::vector<std::vector<size_t>>> matched =
+      match({"nvjet_a", "nvjet_b", "fuse_loop_0", "fuse_row_1"});
+  ASSERT_TRUE(matched.ok()) << matched.status().message();
+  EXPECT_EQ((*matched)[0], (std::vector<size_t>{0}));
+  EXPECT_EQ((*matched)[1], (std::vector<size_t>{1}));
+  EXPECT_EQ((*matched)[2], (std::vector<size_t>{2}));
+  EXPECT_EQ((*matched)[3], (std::vector<size_t>{3}));
+  EXPECT_TRUE((*matched)[4].empty()); // the fill
+  // Three kernels for two GEMMs: whose is whose is not known; no guess.
+  matched = match({"nvjet_a", "splitk_reduce", "nvjet_b", "fuse_loop_0", "fuse_row_1"});
+  ASSERT_TRUE(matched.ok()) << matched.status().message();
+  EXPECT_TRUE((*matched)[0].empty());
+  EXPECT_TRUE((*matched)[1].empty());
+  EXPECT_EQ((*matched)[3], (std::vector<size_t>{4}));
+
+  // A lone GEMM takes every kernel of its gap.
+  ProfileReport lone = report;
+  lone.steps.erase(lone.steps.begin() + 1);
+  matched = matchKernelsToSteps(lone.steps, {"nvjet_a", "splitk_reduce", "fuse_loop_0",
+                                             "fuse_row_1"});
+  ASSERT_TRUE(matched.ok()) << matched.status().message();
+  EXPECT_EQ((*matched)[0], (std::vector<size_t>{0, 1}));
+
+  // A fused kernel out of place, a kernel too many, a GEMM with none.
+  StatusOr<std::vector<std::vector<size_t>>> bad =
+      match({"nvjet_a", "nvjet_b", "fuse_row_1", "fuse_loop_0"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("(fuse_loop_0) has no kernel"));
+  bad = match({"nvjet_a", "nvjet_b", "fuse_loop_0", "fuse_row_1", "fuse_stray_9"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("fuse_stray_9"));
+  bad = matchKernelsToSteps(lone.steps, {"fuse_loop_0", "fuse_row_1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("ran no kernel"));
+
+  // Ranges named by index: one kernel per fused step and per GEMM.
+  matched = match({"0", "1", "2", "3"});
+  ASSERT_TRUE(matched.ok()) << matched.status().message();
+  EXPECT_EQ((*matched)[1], (std::vector<size_t>{1}));
+  EXPECT_EQ((*matched)[3], (std::vector<size_t>{3}));
+  EXPECT_TRUE((*matched)[4].empty());
+  bad = match({"0", "1", "2", "3", "4"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("ran 5 kernels, the steps launch 4"));
+}
+
 TEST(ProfileMfu, PalmConventionForATrainingStep) {
   Executable exe = makeTrainingExecutable();
   ProfileReport report = makeReport(exe);
@@ -278,7 +331,7 @@ TEST(ProfileJson, EveryFieldPresentAndParsesBack) {
       "shared_bytes", "time_ms", "share", "flops", "bytes", "achieved_tflops",
       "achieved_gbps", "compute_fraction_datasheet",
       "memory_fraction_datasheet", "compute_fraction_calibrated",
-      "memory_fraction_calibrated", "counters", "sm_efficiency", "sm_efficiency_range", "occupancy",
+      "memory_fraction_calibrated", "counters", "sm_efficiency", "sm_efficiency_busiest_sm", "occupancy",
       "dram_bytes", "gpu_time_ms", "verdict", "verdict_reason"};
   for (const JsonValue &step : steps->items)
     EXPECT_EQ(keys(step), stepKeys);

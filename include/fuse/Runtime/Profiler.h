@@ -11,13 +11,18 @@
 // Sources of the figures, never mixed silently:
 //   time          median of N warm iterations, CUDA events between steps
 //                 (a CUDA graph replay with event nodes when graphs are on)
-//   counters      CUPTI range profiler, one range per step, user replay:
-//                   sm_efficiency = sm__cycles_active.avg / sm__cycles_elapsed.avg,
-//                     the elapsed cycles scaled to the step's event time:
-//                     a range also spans CUPTI's own start and stop (~15 us
-//                     per range on an H100), idle cycles that a kernel-only
-//                     measurement (ncu) does not count; the raw range ratio
-//                     is kept as sm_efficiency_range
+//   counters      CUPTI range profiler, one range per kernel (auto range,
+//                 as ncu measures a kernel), user replay; a step's figures
+//                 come from its kernels (matchKernelsToSteps), summed over
+//                 the kernels of a GEMM that ran several:
+//                   sm_efficiency = sm__cycles_active.avg / sm__cycles_elapsed.avg
+//                     (a range per step would also span CUPTI's own start
+//                     and stop, ~15 us, and a cuBLASLt call's host work,
+//                     ~150 us: idle cycles that read as low efficiency)
+//                   sm_efficiency_busiest_sm = sm__cycles_active.avg /
+//                     sm__cycles_active.max: the same against the busiest
+//                     SM, which is active for 92-98% of a kernel's elapsed
+//                     cycles (launch ramp and drain), a check on the first
 //                   occupancy     = sm__warps_active.avg.pct_of_peak_sustained_active / 100
 //                   dram_bytes    = dram__bytes_read.sum + dram__bytes_write.sum
 //                   gpu_time      = gpu__time_duration.sum
@@ -125,7 +130,7 @@ struct StepProfile {
 
   CounterSource counters = CounterSource::None;
   double smEfficiency = kUnknown; // 0..1
-  double smEfficiencyRange = kUnknown; // active / elapsed over the whole range
+  double smEfficiencyBusiestSm = kUnknown; // active / the busiest SM's active
   double occupancy = kUnknown;    // 0..1
   double dramBytes = kUnknown;    // measured only
   double gpuTimeMs = kUnknown;    // measured only
@@ -193,6 +198,21 @@ struct ProfileReport {
 /// fuse_row_3 -> "row"; fuse_flash_fwd_0 -> "flash_fwd"; else the name.
 std::string kindFromKernelName(const std::string &name);
 
+/// The kernels each step ran, from the names of the kernels the GPU ran in
+/// launch order (CUPTI's per-kernel ranges): a fused kernel step is the
+/// next kernel, which must carry its name. Between two fused kernels, the
+/// other kernels (cuBLASLt's; names not starting with "fuse_") belong to
+/// the GEMM steps there: all of them to a lone GEMM, one each to several
+/// GEMMs when the counts agree; when they do not (a call that split K into
+/// two kernels among several GEMMs), those GEMMs get none rather than a
+/// guess. Fills and copies get none. Where the names are not kernel names
+/// (CUDA 13's CUPTI names auto ranges by index), each fused step and each
+/// GEMM is one kernel, in order, and the counts must agree. Fails, naming
+/// the step or the counts, when the kernels do not line up with the steps.
+StatusOr<std::vector<std::vector<size_t>>>
+matchKernelsToSteps(const std::vector<StepProfile> &steps,
+                    const std::vector<std::string> &kernelNames);
+
 /// A report's steps from an Executable (names, kinds, labels, shapes, model
 /// figures, arena sizes), times and counters left for the profiler.
 ProfileReport describeSteps(const Executable &executable);
@@ -247,7 +267,7 @@ void analyzeProfile(ProfileReport &report, const Executable &executable,
 ///                  "achieved_tflops", "achieved_gbps",
 ///                  "compute_fraction_datasheet", "memory_fraction_datasheet",
 ///                  "compute_fraction_calibrated", "memory_fraction_calibrated",
-///                  "counters", "sm_efficiency", "sm_efficiency_range",
+///                  "counters", "sm_efficiency", "sm_efficiency_busiest_sm",
 ///                  "occupancy", "dram_bytes",
 ///                  "gpu_time_ms", "verdict", "verdict_reason" } ... ] }
 std::string profileJson(const ProfileReport &report);
