@@ -106,7 +106,7 @@ std::string formatProfile(const ProfileReport &report, int top) {
                 report.timing.c_str());
   out += format("counters: %s%s\n", counterSourceName(report.counters),
                 report.counters == CounterSource::Measured
-                    ? " (CUPTI range profiler, one range per step)"
+                    ? " (CUPTI range profiler, one range per kernel)"
                     : report.counters == CounterSource::Estimated
                           ? " ('~': from launch shapes and the occupancy "
                             "API; no DRAM bytes)"
