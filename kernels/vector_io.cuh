@@ -68,6 +68,37 @@ FUSE_DEVICE void storeVec(T *p, const Vec<T, N> &x) {
   *reinterpret_cast<Raw *>(p) = raw;
 }
 
+/// Starts copying `count` elements from global `src` to shared `dst` with
+/// the `threads` threads of a block (this one is `thread`): 16-byte
+/// cp.async copies, many in flight per thread and no registers held, where
+/// both ends are 16-byte aligned and the bytes a multiple of 16; element by
+/// element otherwise. Every thread then calls finishCopiesToShared() and the
+/// block synchronises before any thread reads what another copied.
+template <typename T>
+FUSE_DEVICE void startCopyToShared(T *dst, const T *src, long long count,
+                                   int thread, int threads) {
+  const long long bytes = count * static_cast<long long>(sizeof(T));
+  const bool wide = ((reinterpret_cast<unsigned long long>(src) |
+                      reinterpret_cast<unsigned long long>(dst) |
+                      static_cast<unsigned long long>(bytes)) & 15) == 0;
+  if (!wide) {
+    for (long long j = thread; j < count; j += threads)
+      dst[j] = src[j];
+    return;
+  }
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  const unsigned char *from = reinterpret_cast<const unsigned char *>(src);
+  for (long long c = thread; c < bytes / 16; c += threads)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     base + static_cast<uint32_t>(c * 16)),
+                 "l"(from + c * 16));
+}
+
+/// Waits for this thread's startCopyToShared copies.
+FUSE_DEVICE void finishCopiesToShared() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
 } // namespace fuse
 
 #endif // FUSE_KERNELS_VECTOR_IO_CUH

@@ -83,6 +83,12 @@ extern "C" __global__ void fuse_test_vector_io(const float *f, float *fo,
   fuseTestVector<unsigned char, 1>(c, co); fuseTestVector<unsigned char, 2>(c, co);
   fuseTestVector<unsigned char, 4>(c, co); fuseTestVector<unsigned char, 8>(c, co);
   fuseTestVector<unsigned char, 16>(c, co);
+  extern __shared__ __align__(16) unsigned char staged[];
+  fuse::startCopyToShared(reinterpret_cast<float *>(staged), f, 64, threadIdx.x, 32);
+  fuse::startCopyToShared(reinterpret_cast<fuse::bf16 *>(staged), b, 64, threadIdx.x, 32);
+  fuse::startCopyToShared(reinterpret_cast<fuse::f16 *>(staged), h, 7, threadIdx.x, 32);
+  fuse::startCopyToShared(staged, c, 5, threadIdx.x, 32);
+  fuse::finishCopiesToShared();
 }
 )cu"},
       {"reductions.cuh", R"cu(

@@ -26,6 +26,14 @@ func.func @softmax_rows(%a: tensor<3x33xf32>, %b: tensor<5x257xf32>, %c: tensor<
   return %0, %1, %2 : tensor<3x33xf32>, tensor<5x257xf32>, tensor<2x9000xf32>
 }
 
+// Long rows copied to shared memory: 16-byte copies (12000 bf16 or f32),
+// element by element where the row's bytes are no multiple of 16 (9001).
+func.func @long_rows(%a: tensor<2x9001xf32>, %b: tensor<3x12000xf32>) -> (tensor<2x9001xf32>, tensor<3x12000xf32>) {
+  %0 = fuse.log_softmax %a, dim = 1 : tensor<2x9001xf32>
+  %1 = fuse.softmax %b, dim = 1 : tensor<3x12000xf32>
+  return %0, %1 : tensor<2x9001xf32>, tensor<3x12000xf32>
+}
+
 func.func @layer_norm_rows(%x: tensor<7x770xf32>, %w: tensor<770xf32>, %b: tensor<770xf32>) -> tensor<7x770xf32> {
   %y, %mean, %rstd = fuse.layer_norm %x weight(%w) bias(%b) axis = 1 epsilon = 1.0e-05 : (tensor<7x770xf32>, tensor<770xf32>, tensor<770xf32>) -> (tensor<7x770xf32>, tensor<7x1xf32>, tensor<7x1xf32>)
   return %y : tensor<7x770xf32>
