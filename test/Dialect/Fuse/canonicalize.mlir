@@ -36,3 +36,61 @@ func.func @keep(%x: tensor<16x8xf32>, %i: tensor<4xi64>, %u: tensor<4x8xf32>) ->
 // The meaning is kept (up to the order of the additions).
 // RUN: fuse-run %s --entry accumulate_into_addend --check-pipeline=canonicalize | FileCheck %s --check-prefix=SAME
 // SAME: check-pipeline: PASS (2 of 2 outputs match)
+
+// -----
+
+// A narrowing cast after data movement moves before it, so the producer
+// (here an f32 projection) can write the narrow copy. Through slices only
+// when every slice of the value is narrowed: here all three of q, k, v, which
+// then narrow one copy (CSE merges the casts).
+// RUN: fuse-opt %s -split-input-file -canonicalize -cse | FileCheck %s --check-prefix=NARROW
+// NARROW-LABEL: func.func @narrow_qkv
+// NARROW-SAME: (%[[QKV:[^:]+]]: tensor<2x8x48xf32>)
+// NARROW-NEXT: %[[N:.+]] = fuse.cast %[[QKV]] : tensor<2x8x48xf32> to tensor<2x8x48xbf16>
+// NARROW-NOT: fuse.cast
+// NARROW-COUNT-3: fuse.slice %[[N]]
+// NARROW-NOT: fuse.cast
+// NARROW: return
+// The narrowed values are the same.
+// RUN: fuse-run %s --entry narrow_qkv --check-pipeline=canonicalize | FileCheck %s --check-prefix=SAME_QKV
+// SAME_QKV: check-pipeline: PASS (3 of 3 outputs match)
+func.func @narrow_qkv(%qkv: tensor<2x8x48xf32>) -> (tensor<2x4x8x4xbf16>, tensor<2x4x8x4xbf16>, tensor<2x4x8x4xbf16>) {
+  %q = fuse.slice %qkv, start = [0, 0, 0], limit = [2, 8, 16], stride = [1, 1, 1] : (tensor<2x8x48xf32>) -> tensor<2x8x16xf32>
+  %k = fuse.slice %qkv, start = [0, 0, 16], limit = [2, 8, 32], stride = [1, 1, 1] : (tensor<2x8x48xf32>) -> tensor<2x8x16xf32>
+  %v = fuse.slice %qkv, start = [0, 0, 32], limit = [2, 8, 48], stride = [1, 1, 1] : (tensor<2x8x48xf32>) -> tensor<2x8x16xf32>
+  %q4 = fuse.reshape %q : (tensor<2x8x16xf32>) -> tensor<2x8x4x4xf32>
+  %k4 = fuse.reshape %k : (tensor<2x8x16xf32>) -> tensor<2x8x4x4xf32>
+  %v4 = fuse.reshape %v : (tensor<2x8x16xf32>) -> tensor<2x8x4x4xf32>
+  %qt = fuse.transpose %q4, permutation = [0, 2, 1, 3] : (tensor<2x8x4x4xf32>) -> tensor<2x4x8x4xf32>
+  %kt = fuse.transpose %k4, permutation = [0, 2, 1, 3] : (tensor<2x8x4x4xf32>) -> tensor<2x4x8x4xf32>
+  %vt = fuse.transpose %v4, permutation = [0, 2, 1, 3] : (tensor<2x8x4x4xf32>) -> tensor<2x4x8x4xf32>
+  %qb = fuse.cast %qt : tensor<2x4x8x4xf32> to tensor<2x4x8x4xbf16>
+  %kb = fuse.cast %kt : tensor<2x4x8x4xf32> to tensor<2x4x8x4xbf16>
+  %vb = fuse.cast %vt : tensor<2x4x8x4xf32> to tensor<2x4x8x4xbf16>
+  return %qb, %kb, %vb : tensor<2x4x8x4xbf16>, tensor<2x4x8x4xbf16>, tensor<2x4x8x4xbf16>
+}
+
+// -----
+
+// Not through a slice when another slice of the value stays f32 (narrowing
+// all of it would convert elements only the f32 reader wants), nor through
+// movement whose result is read elsewhere, nor for a widening cast.
+// NARROW-LABEL: func.func @keep_wide
+// NARROW: fuse.slice %{{.+}} : (tensor<2x8xf32>) -> tensor<2x4xf32>
+// NARROW-NEXT: fuse.slice %{{.+}} : (tensor<2x8xf32>) -> tensor<2x4xf32>
+// NARROW-NEXT: fuse.cast %{{.+}} : tensor<2x4xf32> to tensor<2x4xbf16>
+// NARROW-NEXT: fuse.transpose %{{.+}} : (tensor<2x4xf32>) -> tensor<4x2xf32>
+// NARROW-NEXT: fuse.cast %{{.+}} : tensor<4x2xf32> to tensor<4x2xbf16>
+// NARROW-NEXT: fuse.transpose %{{.+}} : (tensor<2x4xbf16>) -> tensor<4x2xbf16>
+// NARROW-NEXT: fuse.cast %{{.+}} : tensor<4x2xbf16> to tensor<4x2xf32>
+func.func @keep_wide(%x: tensor<2x8xf32>, %y: tensor<2x4xf32>, %z: tensor<2x4xbf16>) -> (tensor<2x4xbf16>, tensor<2x4xf32>, tensor<4x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  %a = fuse.slice %x, start = [0, 0], limit = [2, 4], stride = [1, 1] : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  %b = fuse.slice %x, start = [0, 4], limit = [2, 8], stride = [1, 1] : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  %an = fuse.cast %a : tensor<2x4xf32> to tensor<2x4xbf16>
+  %yt = fuse.transpose %y, permutation = [1, 0] : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  %ytn = fuse.cast %yt : tensor<4x2xf32> to tensor<4x2xbf16>
+  %zt = fuse.transpose %z, permutation = [1, 0] : (tensor<2x4xbf16>) -> tensor<4x2xbf16>
+  %ztw = fuse.cast %zt : tensor<4x2xbf16> to tensor<4x2xf32>
+  return %an, %b, %ytn, %yt, %ztw : tensor<2x4xbf16>, tensor<2x4xf32>, tensor<4x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>
+}
+

@@ -11,6 +11,7 @@
 #include "OpVerification.h"
 
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -43,6 +44,78 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
   return {};
+}
+
+namespace {
+
+/// Whether `cast` converts a float to a narrower float (f32 -> bf16).
+bool narrowsFloat(CastOp cast) {
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getOperand()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  return from && to && to.getWidth() < from.getWidth();
+}
+
+/// Whether every user of `source` is a slice whose one user is a cast to
+/// `elementType`, or such a cast itself (a slice rewritten before): then all
+/// of `source` is narrowed anyway, and narrowing it once, before the slices,
+/// reads it once.
+bool everySliceNarrowed(Value source, Type elementType) {
+  for (Operation *user : source.getUsers()) {
+    if (auto narrowed = dyn_cast<CastOp>(user)) {
+      if (getElementTypeOrSelf(narrowed.getType()) != elementType)
+        return false;
+      continue;
+    }
+    auto slice = dyn_cast<SliceOp>(user);
+    if (!slice || !slice->hasOneUse())
+      return false;
+    auto cast = dyn_cast<CastOp>(*slice->getUsers().begin());
+    if (!cast || getElementTypeOrSelf(cast.getType()) != elementType)
+      return false;
+  }
+  return true;
+}
+
+/// cast(move(x)) -> move(cast(x)) for a narrowing float cast and data
+/// movement (reshape, transpose, broadcast_in_dim, slice) that only the
+/// cast reads. The values are the same; what changes is where the narrow
+/// copy is made: next to x's producer, so a fusion there writes 16-bit
+/// elements instead of f32 ones and the movement moves half the bytes. A
+/// GEMM's f32 query-key-value projection that attention reads in bf16
+/// through slices and transposes then leaves its GEMM in bf16. Through a
+/// slice only when every user of x is a narrowed slice (CSE then merges
+/// their casts of x), so that no element is narrowed that nobody reads.
+struct NarrowBeforeDataMovement : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CastOp narrowing,
+                                PatternRewriter &rewriter) const override {
+    Operation *move = narrowing.getOperand().getDefiningOp();
+    if (!move || !narrowsFloat(narrowing) || !move->hasOneUse() ||
+        !isa<ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp>(move))
+      return failure();
+    Value source = move->getOperand(0);
+    Type narrow = getElementTypeOrSelf(narrowing.getType());
+    if (isa<SliceOp>(move) && !everySliceNarrowed(source, narrow))
+      return failure();
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    rewriter.setInsertionPoint(move);
+    Value narrowed = CastOp::create(rewriter, narrowing.getLoc(),
+                                    sourceType.clone(narrow), source);
+    Operation *moved = rewriter.clone(*move);
+    moved->setOperand(0, narrowed);
+    moved->getResult(0).setType(narrowing.getType());
+    rewriter.replaceOp(narrowing, moved->getResults());
+    rewriter.eraseOp(move);
+    return success();
+  }
+};
+
+} // namespace
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<NarrowBeforeDataMovement>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -166,6 +166,7 @@ def Fuse_CastOp : Fuse_Op<"cast", [Pure, Elementwise,
   let results = (outs Fuse_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
