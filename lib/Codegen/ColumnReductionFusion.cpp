@@ -140,6 +140,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
               "; r += (idx_t)gridDim.y * " + std::to_string(kRowLanes) + ") {");
     code.indent();
     code.line("const idx_t lin = r * " + n + " + col;");
+    emitter.knowSplit("lin", columns, "r", "col");
     emitter.pushScope();
     for (auto [reduce, acc] : llvm::zip(reduces, accumulators)) {
       std::string value = emitter.emit(

@@ -247,6 +247,7 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
     }
     code.indent();
     code.line("const idx_t lin = row * " + std::to_string(rowLength) + " + j;");
+    emitter.knowSplit("lin", rowLength, "row", "j");
     // Cached: elements stay memoised across passes (they live on in the c*
     // arrays); only the index variables go out of scope with the loop.
     if (schedule.cached)

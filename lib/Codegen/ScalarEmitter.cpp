@@ -155,15 +155,31 @@ Index ScalarEmitter::unflatten(const std::vector<int64_t> &shape,
     }
   auto named = indexNames_.try_emplace(k, static_cast<int>(indexNames_.size()));
   std::string prefix = "ix" + std::to_string(named.first->second) + "_";
+  auto split = splits_.find(linear);
   int64_t inner = 1;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     if (shape[d] == 1)
       continue;
-    std::string expr = "(" + linear + ")";
-    if (inner != 1)
-      expr = "(" + expr + " / " + std::to_string(inner) + ")";
+    // From the known split where this dimension lies wholly within the
+    // remainder or the quotient; else from the linear position itself.
+    std::string source = linear;
+    int64_t below = inner;
+    bool wrapsAtTop = d != outermost;
+    if (split != splits_.end()) {
+      int64_t divisor = split->second.divisor;
+      if (divisor % (inner * shape[d]) == 0) {
+        source = split->second.remainder;
+        wrapsAtTop = inner * shape[d] != divisor;
+      } else if (inner % divisor == 0) {
+        source = split->second.quotient;
+        below = inner / divisor;
+      }
+    }
+    std::string expr = "(" + source + ")";
+    if (below != 1)
+      expr = "(" + expr + " / " + std::to_string(below) + ")";
     // The outermost non-unit dimension needs no modulo.
-    if (d != outermost)
+    if (wrapsAtTop)
       expr += " % " + std::to_string(shape[d]);
     std::string name = prefix + std::to_string(d);
     code().line("const " + indexType_ + " " + name + " = " + expr + ";");

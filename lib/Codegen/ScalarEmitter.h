@@ -84,6 +84,16 @@ public:
   /// Index variables for the element at row-major position `linear` of a
   /// tensor of `shape` (emitted once per shape and linear expression).
   Index unflatten(const std::vector<int64_t> &shape, const std::string &linear);
+  /// Tells unflatten() that `linear` equals `quotient` * `divisor` +
+  /// `remainder` with 0 <= `remainder` < `divisor` (a row kernel's `lin` is
+  /// row * length + j): dimensions that fall within one side are then
+  /// derived from it, not by dividing `linear` again per element (in a
+  /// 50304-long row reduction, the divisions and modulos were most of its
+  /// instructions).
+  void knowSplit(const std::string &linear, int64_t divisor,
+                 std::string quotient, std::string remainder) {
+    splits_[linear] = {divisor, std::move(quotient), std::move(remainder)};
+  }
   /// The row-major position of `index` in `shape`; the original linear
   /// expression when `index` came from unflatten().
   std::string linearize(const std::vector<int64_t> &shape, const Index &index);
@@ -173,6 +183,11 @@ private:
   std::vector<std::map<std::string, std::string>> memo_;
   std::vector<std::map<std::string, Index>> unflattenMemo_;
   std::map<std::string, std::string> linearOf_;
+  struct Split {
+    int64_t divisor;
+    std::string quotient, remainder;
+  };
+  std::map<std::string, Split> splits_;
   /// Index variables are named after their (shape, linear) key, so a second
   /// loop over the same positions declares the same names and finds the
   /// elements memoised by the first (the row kernel's register cache).
