@@ -1,6 +1,7 @@
 //===- LoopFusion.cpp - The loop (elementwise) kernel template ------------===//
 
 #include "Lowerings.h"
+#include "VectorAccess.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -79,28 +80,12 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   int64_t width = vectorWidth(fusion, total);
 
   // Inputs read at the element's own position are loaded as vectors once per
-  // thread; the hook hands element e of that vector to the emitter.
-  std::map<unsigned, std::string> vectorOf;
+  // thread.
   std::vector<std::string> elementNames;
   for (int64_t e = 0; e < width; ++e)
     elementNames.push_back("pe" + std::to_string(e));
-  if (width > 1)
-    emitter.setLoadHook([&](unsigned argument,
-                            const std::string &linear) -> std::optional<std::string> {
-      auto element = llvm::find(elementNames, linear);
-      if (element == elementNames.end() || inputs[argument].param.empty())
-        return std::nullopt;
-      Value input = body.getArgument(argument);
-      if (numElements(shapeOf(input)) != total)
-        return std::nullopt;
-      int64_t e = element - elementNames.begin();
-      int64_t perChunk =
-          std::min<int64_t>(width, 16 / static_cast<int64_t>(dtypeSize(dtypeOf(input))));
-      std::string name = "vin" + std::to_string(argument) + "_" +
-                         std::to_string(e / perChunk);
-      vectorOf[argument] = "";
-      return name + ".v[" + std::to_string(e % perChunk) + "]";
-    });
+  VectorInputs vectorInputs(body, inputs, total, elementNames);
+  vectorInputs.install(emitter);
 
   CodeBuffer elements;
   elements.setDepth(2);
@@ -127,36 +112,11 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
             " q += (idx_t)gridDim.x * blockDim.x) {");
   code.indent();
   code.line("const idx_t p = q * " + std::to_string(width) + ";");
-  for (auto &entry : vectorOf) {
-    unsigned argument = entry.first;
-    DType dtype = dtypeOf(body.getArgument(argument));
-    int64_t perChunk =
-        std::min<int64_t>(width, 16 / static_cast<int64_t>(dtypeSize(dtype)));
-    for (int64_t chunk = 0; chunk < width / perChunk; ++chunk)
-      code.line("const fuse::Vec<" + storageType(dtype) + ", " +
-                std::to_string(perChunk) + "> vin" + std::to_string(argument) +
-                "_" + std::to_string(chunk) + " = fuse::loadVec<" +
-                storageType(dtype) + ", " + std::to_string(perChunk) + ">(" +
-                inputs[argument].param + " + p + " +
-                std::to_string(chunk * perChunk) + ");");
-  }
+  vectorInputs.emitLoads(code, "p");
   code.append(elements);
-  for (auto [k, name] : llvm::enumerate(outputs)) {
-    DType dtype = dtypeOf(fusion.getResult(k));
-    if (width == 1) {
-      code.line(storeStatement(name, dtype, "p", stored[k][0]));
-      continue;
-    }
-    std::string vec = "fuse::Vec<" + storageType(dtype) + ", " +
-                      std::to_string(width) + ">";
-    std::string var = "vout" + std::to_string(k);
-    code.line(vec + " " + var + ";");
-    for (int64_t e = 0; e < width; ++e)
-      code.line(var + ".v[" + std::to_string(e) + "] = " +
-                ScalarEmitter::toStorage(dtype, stored[k][e]) + ";");
-    code.line("fuse::storeVec<" + storageType(dtype) + ", " +
-              std::to_string(width) + ">(" + name + " + p, " + var + ");");
-  }
+  for (auto [k, name] : llvm::enumerate(outputs))
+    emitVectorStore(code, name, dtypeOf(fusion.getResult(k)), "p", stored[k],
+                    "vout" + std::to_string(k));
   code.dedent();
   code.line("}");
 

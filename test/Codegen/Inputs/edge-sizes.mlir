@@ -45,6 +45,16 @@ func.func @column_sums(%x: tensor<1000x33xf32>, %y: tensor<100x65xf32>) -> (tens
   return %0, %1 : tensor<33xf32>, tensor<65xf32>
 }
 
+// A per-element output beside the column sums (a bias-gradient fusion):
+// 520 columns leave a partial last block of vector lanes.
+func.func @column_with_elements(%x: tensor<300x520xf32>, %b: tensor<520xf32>) -> (tensor<300x520xf32>, tensor<520xf32>) {
+  %0 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<520xf32>) -> tensor<300x520xf32>
+  %1 = fuse.add %x, %0 : tensor<300x520xf32>
+  %2 = fuse.exp %1 : tensor<300x520xf32>
+  %3 = fuse.reduce sum %2, dims = [0] : (tensor<300x520xf32>) -> tensor<520xf32>
+  return %2, %3 : tensor<300x520xf32>, tensor<520xf32>
+}
+
 func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>
