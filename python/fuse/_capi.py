@@ -192,6 +192,15 @@ def _pointer_array(pointers):
     return (ctypes.c_void_p * max(len(pointers), 1))(*pointers), len(pointers)
 
 
+class Addresses:
+    """A step's input and output device addresses as the C arrays fuseRun
+    takes, built once for the calls that bind the same memory."""
+
+    def __init__(self, inputs, outputs):
+        self.inputs, self.n_inputs = _pointer_array(inputs)
+        self.outputs, self.n_outputs = _pointer_array(outputs)
+
+
 class _Handle:
     """An owned C handle, freed once by close() or at garbage collection."""
     _free_name = None
@@ -293,11 +302,12 @@ class Session(_Handle):
 
     def run(self, inputs, outputs, stream=None):
         """Enqueues one step: `inputs` and `outputs` are device addresses
-        (ints) in the signature's order; `stream` a cudaStream_t as an int
-        (None: the legacy default stream)."""
-        in_array, n_in = _pointer_array(inputs)
-        out_array, n_out = _pointer_array(outputs)
-        if self._lib.fuseRun(self.handle, in_array, n_in, out_array, n_out, stream or None) != 0:
+        (ints) in the signature's order, or `inputs` is an Addresses (and
+        `outputs` None); `stream` a cudaStream_t as an int (None: the legacy
+        default stream)."""
+        addresses = inputs if isinstance(inputs, Addresses) else Addresses(inputs, outputs)
+        if self._lib.fuseRun(self.handle, addresses.inputs, addresses.n_inputs, addresses.outputs,
+                             addresses.n_outputs, stream or None) != 0:
             raise _failure("fuseRun")
 
     def set_signals(self, after_steps):

@@ -338,6 +338,12 @@ class CompiledGraph:
         session.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs], self.stream())
         return outputs
 
+    def run_addresses(self, addresses):
+        """Enqueues one step on the current stream with device addresses
+        (a fuse._capi.Addresses) that the caller has bound and checked, as
+        fuse.compile_step does once for many calls."""
+        self._require_session().run(addresses, None, self.stream())
+
     def __call__(self, *inputs):
         inputs = self.check_inputs(inputs)
         outputs = self.allocate_outputs(inputs)

@@ -9,9 +9,11 @@ never passes. Needs torch 2.x and a CUDA GPU (the GPU machine), the model
 tests also HuggingFace transformers: skipped, with the reason, elsewhere.
 """
 
+import copy
 import importlib.util
 import json
 import math
+import re
 import warnings
 
 import pytest
@@ -243,6 +245,56 @@ def test_compile_step_gradients_match_eager(name, amp, cache):
     model.zero_grad(set_to_none=True)
     step((inputs, targets))
     assert all(a is b for a, b in zip(first, (p.grad for p in model.parameters())))
+
+
+@needs_transformers
+def test_compile_step_follows_moved_parameters_and_gradients(cache):
+    # A call reuses the last call's bindings while the memory stays put; a
+    # parameter moved to new memory, or a gradient tensor the caller swapped
+    # in, is bound again (and checked).
+    model, inputs, targets, loss_fn = _tiny("gpt2", "train")
+    step = fuse.compile_step(model, loss_fn, (inputs, targets), amp=None, cache_dir=cache)
+    step(inputs, targets)
+    step(inputs, targets)
+    for p in model.parameters():
+        p.data = p.data * 0.5  # new memory, new values
+    own = {n: torch.full_like(p, float("nan")) for n, p in model.named_parameters()}
+    for n, p in model.named_parameters():
+        p.grad = own[n]
+    loss = step(inputs, targets)
+    reference = copy.deepcopy(model)
+    for p in reference.parameters():
+        p.grad = None
+    expected_loss = loss_fn(reference(**inputs), *targets)
+    expected_loss.backward()
+    assert relative_error(loss, expected_loss.detach()) <= TOLERANCE[None]
+    for n, p in reference.named_parameters():
+        assert model.get_parameter(n).grad is own[n]
+        assert_close(own[n], p.grad, TOLERANCE[None], n)
+    # A gradient tensor the step cannot bind is refused, naming the parameter.
+    name, matrix = next((n, p) for n, p in model.named_parameters() if p.dim() == 2)
+    matrix.grad = torch.empty(matrix.shape[::-1], device=matrix.device).t()
+    with pytest.raises(ValueError, match=f"'grad.{re.escape(name)}'.*not contiguous"):
+        step(inputs, targets)
+
+
+@needs_transformers
+def test_compile_step_binds_a_reloaded_optimizer_state(cache):
+    # load_state_dict gives the optimizer new moment tensors: the next call
+    # must update those, not the ones the step bound first.
+    model, inputs, targets, loss_fn = _tiny("gpt2", "train")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step = fuse.compile_step(model, loss_fn, (inputs, targets), optimizer=optimizer, cache_dir=cache)
+    step(inputs, targets)
+    saved = copy.deepcopy(optimizer.state_dict())
+    step(inputs, targets)
+    optimizer.load_state_dict(saved)
+    first = next(model.parameters())
+    before = optimizer.state[first]["exp_avg"].clone()
+    step(inputs, targets)
+    state = optimizer.state[first]
+    assert float(state["step"]) == 2
+    assert not torch.equal(state["exp_avg"], before)
 
 
 @needs_transformers

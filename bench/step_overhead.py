@@ -1,0 +1,94 @@
+"""Host cost of calling a compiled training step (fuse.compile_step), and
+what it does to the step time as bench/run.py measures it.
+
+    python3 bench/step_overhead.py [--models gpt2,bert32] [--adamw] [-o bench/step_overhead.json]
+
+A call stages the batch, binds every parameter, gradient and optimizer
+state tensor to the signature and replays the captured CUDA graph. Two
+variants in one process, on the same compiled step:
+  rebind  checks and binds every tensor on every call (what each call did
+          before the binding was kept)
+  reuse   keeps the last call's binding while the memory stays put
+Per variant: host milliseconds per call (the call's wall time with the GPU
+idle before it), and the median step time with CUDA events around the call
+(bench/run.py's measure: the GPU waits while the host binds).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import fuse  # noqa: E402
+from fuse import compare  # noqa: E402
+
+CONFIGS = {"gpt2": ("gpt2", 8), "bert32": ("bert", 32), "bert4": ("bert", 4), "llama": ("llama", 8)}
+CALLS = 20
+
+
+def host_ms(call):
+    times = []
+    for _ in range(CALLS):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1e3)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def measure(name, adamw, cache_dir):
+    model_name, batch = CONFIGS[name]
+    workload = compare.builtin_workload(model_name, "full", batch, None, 0)
+    workload.adamw = adamw
+    workload.cuda_inputs = compare._to_device(workload.inputs, "cuda")
+    workload.cuda_targets = compare._to_device(workload.targets, "cuda")
+    model, optimizer = compare._fresh_model(workload)
+    data = (workload.cuda_inputs, workload.cuda_targets)
+    step = fuse.compile_step(model, workload.loss_fn, data, optimizer=optimizer, amp="bf16", cache_dir=cache_dir)
+    variants = {"rebind": lambda: (setattr(step, "_binding", None), step(data)),
+                "reuse": lambda: step(data)}
+    result = dict(model=name, adamw=adamw, tensors=len(step.compiled.inputs) + len(step.compiled.outputs))
+    for variant, call in variants.items():
+        for _ in range(3):
+            call()
+        result[f"{variant}_host_ms"] = host_ms(call)
+        result[f"{variant}_step_ms"] = compare._time_steps(call, CALLS)[0]
+    step.close()
+    compare._cleanup()
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="gpt2,bert32", help="comma-separated: " + ", ".join(CONFIGS))
+    parser.add_argument("--adamw", action="store_true", help="include the AdamW update in the step")
+    parser.add_argument("-o", "--output", default=os.path.join(HERE, "step_overhead.json"))
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("bench/step_overhead.py: needs a CUDA GPU")
+    results = []
+    with tempfile.TemporaryDirectory() as cache_dir:
+        for name in args.models.split(","):
+            results.append(measure(name, args.adamw, cache_dir))
+            r = results[-1]
+            print(f"{name:7s} {r['tensors']:5d} tensors  host ms/call: rebind {r['rebind_host_ms']:.2f}, "
+                  f"reuse {r['reuse_host_ms']:.2f}  step ms: rebind {r['rebind_step_ms']:.2f}, "
+                  f"reuse {r['reuse_step_ms']:.2f}", flush=True)
+    data = dict(device=torch.cuda.get_device_name(), date=time.strftime("%Y-%m-%d"), torch=torch.__version__,
+                command="bench/step_overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                results=results)
+    with open(args.output, "w") as f:
+        json.dump(data, f, indent=2)
+    print(f"wrote {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
