@@ -182,6 +182,24 @@ std::vector<InputBinding> CodegenContext::bindInputs(Operation *fusion,
   return bindings;
 }
 
+std::set<unsigned>
+CodegenContext::markInPlaceInputs(mlir::Operation *fusion,
+                                  const std::vector<InputBinding> &inputs,
+                                  KernelParams &params) const {
+  std::set<unsigned> inPlace;
+  for (unsigned i = 0; i < fusion->getNumOperands(); ++i) {
+    int index = inputs[i].paramIndex;
+    if (index < 0)
+      continue;
+    for (mlir::Value result : fusion->getResults())
+      if (buffer(result) == params.args[index]) {
+        inPlace.insert(i);
+        params.markAliased(index, dtypeOf(fusion->getOperand(i)));
+      }
+  }
+  return inPlace;
+}
+
 void CodegenContext::bindDenseConstants(const ScalarEmitter &emitter,
                                         KernelParams &params) {
   // The emitter calls them const0, const1, ...: declare them under those

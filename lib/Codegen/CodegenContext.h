@@ -19,6 +19,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,12 @@ public:
                                        KernelParams &params);
   /// Parameters for the dense constants the emitter met.
   void bindDenseConstants(const ScalarEmitter &emitter, KernelParams &params);
+  /// The fusion's operands planned in the memory of one of its results (in
+  /// place), declared without __restrict__ in `params`: the kernel must read
+  /// them through the coherent path and before it stores that result.
+  std::set<unsigned> markInPlaceInputs(mlir::Operation *fusion,
+                                       const std::vector<InputBinding> &inputs,
+                                       KernelParams &params) const;
 
   /// Kernel name prefix per fusion kind, for readable plans.
   std::string kernelName(const std::string &kind);

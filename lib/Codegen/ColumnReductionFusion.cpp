@@ -104,14 +104,19 @@ void finishColumns(ScalarEmitter &emitter, CodeBuffer &code, FusionOp fusion,
               ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
     emitter.provide(reduce.getResult(), name);
   }
+  // Every value first, then the stores: an output may be planned over an
+  // input of this column (in place), which must be read before.
   emitter.pushScope();
+  std::vector<std::string> stores;
   for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
     Value result = fusion.getResult(k);
     if (isPerElement(result, rows, columns))
       continue;
     std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "col"));
-    code.line(storeStatement(outputs[k], dtypeOf(result), "col", element));
+    stores.push_back(storeStatement(outputs[k], dtypeOf(result), "col", element));
   }
+  for (const std::string &store : stores)
+    code.line(store);
   emitter.popScope();
 }
 
@@ -165,6 +170,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
     KernelParams params;
     std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
     std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+    std::set<unsigned> inPlace = context.markInPlaceInputs(fusion, inputs, params);
     std::string partial =
         splits > 1 ? params.add("partial", DType::F32, false, partials) : "";
     ScalarEmitter emitter(body, inputs, indexType);
@@ -174,7 +180,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
       linears.push_back("lin" + std::to_string(e));
       cols.push_back("col" + std::to_string(e));
     }
-    VectorInputs vectorInputs(body, inputs, rows * columns, linears);
+    VectorInputs vectorInputs(body, inputs, rows * columns, linears, inPlace);
     vectorInputs.install(emitter);
 
     // One row of the thread's `width` columns: the elements, emitted first
@@ -295,6 +301,7 @@ LogicalResult lowerColumnReductionFusion(FusionOp fusion,
   KernelParams params;
   std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
   std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+  context.markInPlaceInputs(fusion, inputs, params);
   std::string partial = params.add("partial", DType::F32, true, partials);
   ScalarEmitter emitter(body, inputs, indexType);
   emitter.requireHelper("math.cuh");

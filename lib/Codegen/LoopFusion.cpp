@@ -62,18 +62,9 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
   std::vector<std::string> outputs = bindOutputs(fusion, context, params);
   // An input planned in place under an output (its last read) is read
-  // through the coherent path and without __restrict__.
-  std::set<unsigned> aliased;
-  for (unsigned i = 0; i < fusion->getNumOperands(); ++i) {
-    int index = inputs[i].paramIndex;
-    if (index < 0)
-      continue;
-    for (Value result : fusion.getResults())
-      if (context.buffer(result) == params.args[index]) {
-        aliased.insert(i);
-        params.markAliased(index, dtypeOf(fusion.getOperand(i)));
-      }
-  }
+  // through the coherent path and without __restrict__; every store comes
+  // after the thread's loads.
+  std::set<unsigned> inPlace = context.markInPlaceInputs(fusion, inputs, params);
   ScalarEmitter emitter(body, inputs, indexType);
   if (setup)
     setup(emitter, params);
@@ -84,7 +75,7 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   std::vector<std::string> elementNames;
   for (int64_t e = 0; e < width; ++e)
     elementNames.push_back("pe" + std::to_string(e));
-  VectorInputs vectorInputs(body, inputs, total, elementNames);
+  VectorInputs vectorInputs(body, inputs, total, elementNames, inPlace);
   vectorInputs.install(emitter);
 
   CodeBuffer elements;

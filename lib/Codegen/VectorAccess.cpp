@@ -8,9 +8,10 @@ namespace fuse::codegen {
 
 VectorInputs::VectorInputs(mlir::Block &body,
                            const std::vector<InputBinding> &inputs,
-                           int64_t total, std::vector<std::string> elements)
+                           int64_t total, std::vector<std::string> elements,
+                           std::set<unsigned> coherent)
     : body_(body), inputs_(inputs), total_(total),
-      elements_(std::move(elements)) {}
+      elements_(std::move(elements)), coherent_(std::move(coherent)) {}
 
 int64_t VectorInputs::perChunk(DType dtype) const {
   return std::min<int64_t>(width(), 16 / static_cast<int64_t>(dtypeSize(dtype)));
@@ -42,9 +43,11 @@ void VectorInputs::emitLoads(CodeBuffer &code, const std::string &base) const {
     int64_t chunk = perChunk(dtype);
     std::string vec = "fuse::Vec<" + storageType(dtype) + ", " +
                       std::to_string(chunk) + ">";
+    std::string load =
+        coherent_.count(argument) ? "fuse::loadVecCoherent" : "fuse::loadVec";
     for (int64_t c = 0; c < width() / chunk; ++c)
       code.line("const " + vec + " vin" + std::to_string(argument) + "_" +
-                std::to_string(c) + " = fuse::loadVec<" + storageType(dtype) +
+                std::to_string(c) + " = " + load + "<" + storageType(dtype) +
                 ", " + std::to_string(chunk) + ">(" + inputs_[argument].param +
                 " + " + base + " + " + std::to_string(c * chunk) + ");");
   }

@@ -15,6 +15,7 @@
 #include "ScalarEmitter.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,11 @@ public:
   /// `elements[e]` names the linear position base + e of the thread's e-th
   /// element (declared by the template); an input qualifies when it has
   /// `total` elements and is read at exactly those positions.
+  /// `coherent` lists the inputs planned in place under an output: their
+  /// loads take the coherent path (an nc load may see stale data there).
   VectorInputs(mlir::Block &body, const std::vector<InputBinding> &inputs,
-               int64_t total, std::vector<std::string> elements);
+               int64_t total, std::vector<std::string> elements,
+               std::set<unsigned> coherent = {});
   /// Routes the emitter's loads of qualifying inputs to the vectors.
   void install(ScalarEmitter &emitter);
   /// The vector loads of every input the emitted elements used, from linear
@@ -44,6 +48,7 @@ private:
   std::vector<InputBinding> inputs_;
   int64_t total_;
   std::vector<std::string> elements_;
+  std::set<unsigned> coherent_;
   std::map<unsigned, bool> used_;
 };
 

@@ -395,6 +395,7 @@ class TrainStep:
                     if t.shape != p.shape or t.device != p.device or not t.is_contiguous():
                         raise ValueError(f"optimizer state {what} of '{n}' is {list(t.shape)} on {t.device}; "
                                          f"the step needs {list(p.shape)}, contiguous, on {p.device}")
+            steps = self._share_step_counts(steps)
             self._bound_state = (avgs, sqs, steps)
             self._bound_state_dicts = (state, [state[p] for p in self.params])
             self._host_step = None
@@ -415,6 +416,19 @@ class TrainStep:
         if lr != self._lr_value:
             self._buffers["lr"].fill_(lr)
             self._lr_value = lr
+
+    def _share_step_counts(self, steps):
+        """The parameters' step counts, where they live on the host, as
+        views of one tensor put back into the optimizer's state, so that a
+        call advances them all with one add (a _foreach_add_ over GPT-2's
+        148 host scalars took 0.75 ms a call). They are all equal here."""
+        if steps[0].device.type != "cpu":
+            return steps
+        self._step_counts = torch.full((len(steps),), float(steps[0]), dtype=steps[0].dtype)
+        views = list(self._step_counts.unbind(0))
+        for p, view in zip(self.params, views):
+            self._fused_optimizer.state[p]["step"] = view
+        return views
 
     def _state_still_bound(self, state):
         """Whether the optimizer still holds the moments the step bound: a
@@ -556,7 +570,10 @@ class TrainStep:
         if "step_out" in buffers:
             buffers["step"].copy_(buffers["step_out"])
             steps = self._bound_state[2]
-            torch._foreach_add_(steps, 1.0)
+            if steps[0].device.type == "cpu":
+                self._step_counts.add_(1.0)  # every parameter's count: views of it
+            else:
+                torch._foreach_add_(steps, 1.0)
             self._host_step = (self._host_step or 0.0) + 1.0
         if "found_inf" in buffers:
             self.found_inf = buffers["found_inf"]

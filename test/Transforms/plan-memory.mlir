@@ -204,6 +204,28 @@ func.func @donated_by_name(%p: tensor<16x16xf32> {fuse.name = "p", fuse.donated}
 
 // -----
 
+// A column reduction writes its per-column results over the donated
+// arguments only its epilogue reads (%m, %b: an optimizer's update of a bias
+// fused into its gradient's reduction; the thread that finishes a column
+// reads them and then writes them). %g is donated too, but its reduction
+// reads whole columns in other threads: the per-element %y gets its own
+// memory.
+// CHECK-LABEL: func.func @column_reduction_in_place
+// CHECK: fuse.fusion column_reduction {{.*}}[#fuse.buffer<external, size = 512, live = [0, 0]>, #fuse.buffer<argument = 1, size = 64, live = [0, 0]>, #fuse.buffer<argument = 2, size = 64, live = [0, 0]>]
+func.func @column_reduction_in_place(%g: tensor<8x16xf32> {fuse.name = "g", fuse.donated}, %m: tensor<16xf32> {fuse.name = "m", fuse.donated}, %b: tensor<16xf32> {fuse.name = "b", fuse.donated}) -> (tensor<8x16xf32> {fuse.name = "y"}, tensor<16xf32> {fuse.name = "m"}, tensor<16xf32> {fuse.name = "b"}) {
+  %y, %m2, %b2 = fuse.fusion column_reduction (%g, %m, %b) : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%bg: tensor<8x16xf32>, %bm: tensor<16xf32>, %bb: tensor<16xf32>):
+    %e = fuse.exp %bg : tensor<8x16xf32>
+    %s = fuse.reduce sum %bg, dims = [0] : (tensor<8x16xf32>) -> tensor<16xf32>
+    %nm = fuse.add %bm, %s : tensor<16xf32>
+    %nb = fuse.sub %bb, %nm : tensor<16xf32>
+    fuse.yield %e, %nm, %nb : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  return %y, %m2, %b2 : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // Constants are baked into the code: no buffer, no attribute. A reshape of
 // a constant is not a view of a buffer and gets its own.
 // CHECK-LABEL: func.func @constants

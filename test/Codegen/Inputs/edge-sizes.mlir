@@ -55,6 +55,22 @@ func.func @column_with_elements(%x: tensor<300x520xf32>, %b: tensor<520xf32>) ->
   return %2, %3 : tensor<300x520xf32>, tensor<520xf32>
 }
 
+// An optimizer's update fused into its gradient's column reduction and
+// planned over the donated state it reads: the moment %m and the bias %b
+// per column (the epilogue reads them, then writes them), and %x per
+// element (read and written by the thread of that element).
+func.func @column_update_in_place(%g: tensor<300x520xf32> {fuse.name = "g"}, %b: tensor<520xf32> {fuse.name = "b", fuse.donated}, %m: tensor<520xf32> {fuse.name = "m", fuse.donated}, %x: tensor<300x520xf32> {fuse.name = "x", fuse.donated}) -> (tensor<520xf32> {fuse.name = "m"}, tensor<520xf32> {fuse.name = "b"}, tensor<300x520xf32> {fuse.name = "x"}) {
+  %e = fuse.exp %g : tensor<300x520xf32>
+  %s = fuse.reduce sum %e, dims = [0] : (tensor<300x520xf32>) -> tensor<520xf32>
+  %half = fuse.constant dense<5.000000e-01> : tensor<520xf32>
+  %mh = fuse.mul %m, %half : tensor<520xf32>
+  %m2 = fuse.add %mh, %s : tensor<520xf32>
+  %step = fuse.mul %m2, %b : tensor<520xf32>
+  %b2 = fuse.sub %b, %step : tensor<520xf32>
+  %x2 = fuse.add %x, %e : tensor<300x520xf32>
+  return %m2, %b2, %x2 : tensor<520xf32>, tensor<520xf32>, tensor<300x520xf32>
+}
+
 func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>

@@ -70,10 +70,16 @@ bool readOnlyIndexAligned(BlockArgument argument) {
 }
 
 /// Whether `op` may write a result over one of its inputs: an elementwise
-/// op, or a `loop` fusion (further checked per input).
+/// op, a `loop` fusion, or a `column_reduction` fusion (further checked per
+/// input). A column reduction reads an input that only elementwise ops use
+/// in one thread per element: a per-element input where that element's
+/// outputs are computed, a per-column one (the epilogue, an optimizer's
+/// update of a bias fused into its gradient's reduction) in the thread
+/// that finishes the column; the code generator stores after those reads.
 bool mayWriteInPlace(Operation *op) {
   if (auto fusion = dyn_cast<FusionOp>(op))
-    return fusion.getKind() == FusionKind::Loop;
+    return fusion.getKind() == FusionKind::Loop ||
+           fusion.getKind() == FusionKind::ColumnReduction;
   return op->hasTrait<OpTrait::Elementwise>();
 }
 
