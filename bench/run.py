@@ -3,6 +3,7 @@ transformers: same model, weights, batch and GPU, in one process.
 
     python3 bench/run.py [--models gpt2,bert4,bert32,llama] [--modes train,infer]
                          [--systems eager,inductor,fuse] [-o bench/results/<gpu>-<date>.json]
+                         [--append]
 
 Training steps are `python -m fuse.compare`'s (fuse/compare.py): forward,
 loss and backward, gradients left in param.grad, no optimizer in any system;
@@ -19,7 +20,12 @@ profiler; Fuse: the executable's launches and GEMMs), cold compile time
 loss (inference: the logits) and of the gradients.
 
 The JSON is written after every model, so a run cut short keeps what it
-measured; bench/report.py makes the plot and the README table from it.
+measured; bench/report.py makes the plot and the README table from it. A
+whole run takes about 10 minutes on an H100, most of it Inductor's cold
+compiles: where one call must stay under that, --append continues in a
+later call, into the same file (same GPU and torch), measuring only the
+models and modes it does not hold yet. Each row's three systems still come
+from one process.
 """
 
 import argparse
@@ -119,12 +125,44 @@ def measure_training(workload, systems, cache_dir):
     return results
 
 
+def previous_run(output, device, torch_version):
+    """The run in `output` to continue (--append): its data, checked to be
+    from this GPU and torch; None where there is no file yet."""
+    if not os.path.exists(output):
+        return None
+    with open(output) as f:
+        data = json.load(f)
+    for what, theirs, ours in (("GPU", data.get("device"), device), ("torch", data.get("torch"), torch_version)):
+        if theirs != ours:
+            sys.exit(f"bench/run.py: {output} was measured with {what} {theirs}, this is {ours}: "
+                     "--append continues a run on the same GPU and torch only")
+    return data
+
+
+def measured_rows(data):
+    """(model, config, mode) of the rows `data` holds without an error."""
+    failed = {(r["model"], r["config"], r["mode"]) for r in data["results"] if "error" in r}
+    return {(r["model"], r["config"], r["mode"]) for r in data["results"]} - failed
+
+
+def in_table_order(results):
+    """The results ordered as CONFIGS and then train before infer (a run
+    continued with --append adds its rows at the end); stable within a row."""
+    configs = [(model, label) for model, _, label in CONFIGS.values()]
+    def key(r):
+        row = (r["model"], r["config"])
+        return (configs.index(row) if row in configs else len(configs), 0 if r["mode"] == "train" else 1)
+    return sorted(results, key=key)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
     parser.add_argument("--modes", default="train,infer", help="comma-separated: train, infer")
     parser.add_argument("--systems", default="eager,inductor,fuse")
     parser.add_argument("-o", "--output", help="default bench/results/<gpu>-<date>.json")
+    parser.add_argument("--append", action="store_true",
+                        help="continue the run in --output: keep its rows, measure only the missing ones")
     args = parser.parse_args(argv)
     names = args.models.split(",")
     unknown = [m for m in names if m not in CONFIGS]
@@ -137,11 +175,21 @@ def main(argv=None):
     date = time.strftime("%Y-%m-%d")
     output = args.output or os.path.join(HERE, "results", f"{device.replace(' ', '-')}-{date}.json")
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    data = dict(device=device, date=date, torch=torch.__version__, precision="bf16",
-                peak_tflops=compare.DEFAULT_PEAK_TFLOPS, command=" ".join(sys.argv), results=[])
+    command = " ".join(["bench/run.py"] + (argv if argv is not None else sys.argv[1:]))
+    data = previous_run(output, device, torch.__version__) if args.append else None
+    if data is None:
+        data = dict(device=device, date=date, torch=torch.__version__, precision="bf16",
+                    peak_tflops=compare.DEFAULT_PEAK_TFLOPS, command=command, results=[])
+    else:
+        data["command"] += "; then " + command
+    done = measured_rows(data)
     for name in names:
         model, batch, label = CONFIGS[name]
         for mode in args.modes.split(","):
+            if (model, label, mode) in done:
+                print(f"{model} {label} {mode}: in {output} already", file=sys.stderr)
+                continue
+            data["results"] = [r for r in data["results"] if (r["model"], r["config"], r["mode"]) != (model, label, mode)]
             print(f"[{time.strftime('%H:%M:%S')}] {model} {label} {mode}", file=sys.stderr, flush=True)
             try:
                 workload = compare.builtin_workload(model, "full", batch, None, 0)
@@ -154,7 +202,7 @@ def main(argv=None):
                 measured = [dict(system="all", error=f"{type(error).__name__}: {str(error)[:300]}")]
             for r in measured:
                 r.update(model=model, config=label, mode=mode)
-            data["results"].extend(measured)
+            data["results"] = in_table_order(data["results"] + measured)
             with open(output, "w") as f:
                 json.dump(data, f, indent=2)
             compare._cleanup()
