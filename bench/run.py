@@ -9,7 +9,8 @@ Training steps are `python -m fuse.compare`'s (fuse/compare.py): forward,
 loss and backward, gradients left in param.grad, no optimizer in any system;
 eager and Inductor under bf16 autocast, Fuse with bf16 mixed precision
 (fuse.compile_step). Inference steps are the forward under torch.no_grad
-(Fuse: the exported inference graph through fuse.compile). Per system:
+(Fuse: the exported inference graph through fuse.compile, its logits
+returned in bf16 as autocast returns them: amp_results=True). Per system:
 median step time (CUDA events, warm), peak memory (torch's
 max_memory_allocated over the timed steps, plus for Fuse the device memory
 its runtime holds), MFU (PaLM: (6N + 12LHQT) tokens per training step,
@@ -70,7 +71,8 @@ def infer_step(workload, system, cache_dir):
         started = time.perf_counter()
         text = export_module(model.cpu(), workload.inputs, mode="infer")
         model.cuda()
-        compiled = fuse.compile(text, amp="bf16", cache_dir=cache_dir)
+        # Logits in bf16, as autocast returns them to eager and Inductor.
+        compiled = fuse.compile(text, amp="bf16", amp_results=True, cache_dir=cache_dir)
         args = [p.detach() for p in model.parameters()] + list(inputs.values())
         step = lambda: logits(compiled(*args))  # noqa: E731
         step()

@@ -50,10 +50,11 @@ def _torch():
     return torch
 
 
-def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None):
+def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None, amp_results=False):
     """The `fuse-pipeline{...}` text for these options. `memory_budget` is
     bytes (an int: remat-budget) or a fraction of the peak without
-    rematerialization (a float in (0, 1]: remat-fraction)."""
+    rematerialization (a float in (0, 1]: remat-fraction); `amp_results`
+    returns results computed in the amp type in that type (narrow-results)."""
     key = amp.lower() if isinstance(amp, str) else amp
     if key not in _AMP:
         raise ValueError(f"amp must be 'bf16', 'f16' or None, not {amp!r}")
@@ -71,6 +72,10 @@ def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None):
             options.append(f"remat-budget={int(memory_budget)}")
     if max_arena_bytes:
         options.append(f"max-arena-bytes={int(max_arena_bytes)}")
+    if amp_results:
+        if key is None:
+            raise ValueError("amp_results=True returns results in the amp type: it needs amp='bf16' or 'f16'")
+        options.append("narrow-results=true")
     return "fuse-pipeline{" + " ".join(options) + "}"
 
 
@@ -419,7 +424,7 @@ def _dump(text, name, pipeline):
 
 def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_graphs=True, profile=False,
             cache_dir=None, arch=None, pipeline=None, entry=None, name=None, max_arena_bytes=None,
-            progress=True):
+            progress=True, amp_results=False):
     """Compiles `graph` with Fuse and returns a CompiledGraph.
 
     graph          fuse dialect text (str), a path to a .mlir file, a
@@ -428,6 +433,10 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
                    fuse.export.export_graph, on `example_inputs` if given)
     amp            "bf16" (default), "f16" or None: precision of matmuls and
                    attention (fuse-auto-mixed-precision); None keeps f32
+    amp_results    return a result computed in the amp type (a language
+                   model's logits) in that type, as torch.autocast does,
+                   not cast back to f32: half its memory (for inference;
+                   the signature's dtypes say what comes back)
     memory_budget  int: peak bytes of a training step not to exceed
                    (remat-budget); float in (0, 1]: fraction of the peak
                    without rematerialization (remat-fraction)
@@ -444,7 +453,7 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
     $FUSE_DUMP_DIR, if set, receives every graph text before it compiles.
     """
     text, source_name, export_seconds = _graph_text(graph, example_inputs, name)
-    pipeline = pipeline or pipeline_string(amp, memory_budget, max_arena_bytes)
+    pipeline = pipeline or pipeline_string(amp, memory_budget, max_arena_bytes, amp_results)
     _dump(text, name, pipeline)
     executable, seconds, hit = compile_executable(text, pipeline=pipeline, entry=entry, arch=arch,
                                                   source_name=source_name, cache_dir=cache_dir)

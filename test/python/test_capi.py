@@ -133,9 +133,35 @@ def test_pipeline_options():
         pipeline_string("int8")
     with pytest.raises(ValueError, match="fraction"):
         pipeline_string("bf16", memory_budget=1.5)
+    assert pipeline_string("bf16", amp_results=True) == "fuse-pipeline{amp=bf16 narrow-results=true}"
+    with pytest.raises(ValueError, match="needs amp"):
+        pipeline_string(None, amp_results=True)
     # Every option string the helper makes is one the pipeline accepts.
-    for text in (pipeline_string(None, 0.5, 1 << 40), pipeline_string("f16", 1 << 30)):
+    for text in (pipeline_string(None, 0.5, 1 << 40), pipeline_string("f16", 1 << 30),
+                 pipeline_string("f16", amp_results=True)):
         _capi.Executable.compile(MLP, arch="sm_90a", pipeline=text)
+
+
+def test_amp_results_come_back_in_the_amp_type():
+    # Logits straight from a matmul: bf16 with amp_results, as autocast
+    # returns them; f32 otherwise. The MLP's GELU output is f32 either way.
+    logits = textwrap.dedent("""\
+        func.func @head(%x: tensor<8x32xf32> {fuse.name = "x"}, %w: tensor<64x32xf32> {fuse.name = "w"})
+            -> (tensor<2x4x64xf32> {fuse.name = "logits"}) {
+          %0 = fuse.matmul %x, %w transpose_rhs : (tensor<8x32xf32>, tensor<64x32xf32>) -> tensor<8x64xf32>
+          %1 = fuse.reshape %0 : (tensor<8x64xf32>) -> tensor<2x4x64xf32>
+          return %1 : tensor<2x4x64xf32>
+        }
+        """)
+    def output_dtypes(text, amp_results):
+        executable = _capi.Executable.compile(text, arch="sm_90a",
+                                              pipeline=pipeline_string("bf16", amp_results=amp_results))
+        dtypes = [(t["name"], t["dtype"], t["shape"]) for t in executable.describe()["outputs"]]
+        executable.close()
+        return dtypes
+    assert output_dtypes(logits, True) == [("logits", "bf16", [2, 4, 64])]
+    assert output_dtypes(logits, False) == [("logits", "f32", [2, 4, 64])]
+    assert output_dtypes(MLP, True) == [("y", "f32", [4, 64])]
 
 
 def test_compile_uses_the_disk_cache(tmp_path):

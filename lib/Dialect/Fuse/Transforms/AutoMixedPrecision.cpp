@@ -54,6 +54,8 @@ struct AutoMixedPrecisionPass
       if (func.isExternal())
         continue;
       amp::applyPrecisionPolicy(func, lowType);
+      if (narrowResults)
+        amp::narrowResults(func, lowType);
       // bf16 has f32's range: only f16 needs its gradients scaled.
       if (lowType.isF16() &&
           failed(amp::addDynamicLossScaling(func, growthInterval)))

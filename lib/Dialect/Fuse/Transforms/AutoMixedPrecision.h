@@ -23,6 +23,11 @@ namespace mlir::fuse::amp {
 /// through data-movement ops if it has to, and casts left dead go.
 void applyPrecisionPolicy(func::FuncOp func, FloatType lowType);
 
+/// Returns each result of `func` that widens a `lowType` value to f32 (a
+/// cast, possibly under reshapes) as that value, in `lowType`, and changes
+/// the function type to match (NarrowResults.cpp).
+void narrowResults(func::FuncOp func, FloatType lowType);
+
 /// Adds dynamic loss scaling to `func` if it is a training step with
 /// fuse.cross_entropy_backward: scale arguments and results, the scaled loss
 /// gradient, unscaled gradients, `found_inf`, the skipped update and the

@@ -25,6 +25,7 @@ void mlir::fuse::buildFusePipeline(OpPassManager &pm,
   if (options.amp != "none") {
     FuseAutoMixedPrecisionOptions amp;
     amp.dtype = options.amp;
+    amp.narrowResults = options.narrowResults;
     pm.addPass(createFuseAutoMixedPrecision(amp));
   }
   FuseDecomposeOptions decompose;

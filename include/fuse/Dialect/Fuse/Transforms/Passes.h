@@ -47,6 +47,12 @@ struct FusePipelineOptions : public PassPipelineOptions<FusePipelineOptions> {
       llvm::cl::desc("Budget as a fraction of the peak without "
                      "rematerialization (fuse-rematerialize's fraction)"),
       llvm::cl::init(0)};
+  Option<bool> narrowResults{
+      *this, "narrow-results",
+      llvm::cl::desc("Return results computed in the amp type in that type, "
+                     "as torch.autocast does (fuse-auto-mixed-precision's "
+                     "narrow-results; for inference graphs)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxArenaBytes{
       *this, "max-arena-bytes",
       llvm::cl::desc("Largest arena the device can hold (fuse-plan-memory; "

@@ -89,6 +89,13 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
     stays in `dtype` end to end, and a matmul of a matmul reads the 16-bit
     result. Casts and f32 data movement left without users are erased.
 
+    With `narrow-results`, a result that widens a `dtype` value to f32 (the
+    policy's cast back, possibly under reshapes) is returned as that value
+    in `dtype`, and the function's result type changes with it: what
+    `torch.autocast` returns, e.g. a language model's logits from its last
+    matmul, in half the memory. It is meant for inference graphs: the
+    gradients of a training step would come back in `dtype` too.
+
     With `dtype=f16` a training step (one with `fuse.cross_entropy_backward`,
     the loss's gradient) also gets dynamic loss scaling in the graph, as
     PyTorch's GradScaler does outside it:
@@ -135,6 +142,10 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
            "Low-precision type of matmul and attention operands: bf16 or f16">,
     Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
            "f16 only: finite steps in a row after which the loss scale doubles">,
+    Option<"narrowResults", "narrow-results", "bool", /*default=*/"false",
+           "Return a result computed in `dtype` (a widening cast, possibly "
+           "under reshapes) in `dtype`, as torch.autocast does: for "
+           "inference graphs, whose logits then take half the memory">,
   ];
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
 }
