@@ -302,10 +302,12 @@ class Session(_Handle):
 
     def run(self, inputs, outputs, stream=None):
         """Enqueues one step: `inputs` and `outputs` are device addresses
-        (ints) in the signature's order, or `inputs` is an Addresses (and
-        `outputs` None); `stream` a cudaStream_t as an int (None: the legacy
-        default stream)."""
-        addresses = inputs if isinstance(inputs, Addresses) else Addresses(inputs, outputs)
+        (ints) in the signature's order; `stream` a cudaStream_t as an int
+        (None: the legacy default stream)."""
+        self.run_addresses(Addresses(inputs, outputs), stream)
+
+    def run_addresses(self, addresses, stream=None):
+        """run() with the addresses already as C arrays (an Addresses)."""
         if self._lib.fuseRun(self.handle, addresses.inputs, addresses.n_inputs, addresses.outputs,
                              addresses.n_outputs, stream or None) != 0:
             raise _failure("fuseRun")

@@ -347,7 +347,7 @@ class CompiledGraph:
         """Enqueues one step on the current stream with device addresses
         (a fuse._capi.Addresses) that the caller has bound and checked, as
         fuse.compile_step does once for many calls."""
-        self._require_session().run(addresses, None, self.stream())
+        self._require_session().run_addresses(addresses, self.stream())
 
     def __call__(self, *inputs):
         inputs = self.check_inputs(inputs)

@@ -423,6 +423,7 @@ class TrainStep:
         call advances them all with one add (a _foreach_add_ over GPT-2's
         148 host scalars took 0.75 ms a call). They are all equal here."""
         if steps[0].device.type != "cpu":
+            self._step_counts = None
             return steps
         self._step_counts = torch.full((len(steps),), float(steps[0]), dtype=steps[0].dtype)
         views = list(self._step_counts.unbind(0))
@@ -564,16 +565,14 @@ class TrainStep:
         if copies:
             # One multi-tensor copy, not a launch per tensor (hundreds with
             # AdamW: the updates the plan could not place in their input).
-            destinations, sources = zip(*copies)
-            _copy_all(list(destinations), list(sources))
+            _copy_all(*copies)
         buffers = self._buffers
         if "step_out" in buffers:
             buffers["step"].copy_(buffers["step_out"])
-            steps = self._bound_state[2]
-            if steps[0].device.type == "cpu":
+            if self._step_counts is not None:
                 self._step_counts.add_(1.0)  # every parameter's count: views of it
             else:
-                torch._foreach_add_(steps, 1.0)
+                torch._foreach_add_(self._bound_state[2], 1.0)
             self._host_step = (self._host_step or 0.0) + 1.0
         if "found_inf" in buffers:
             self.found_inf = buffers["found_inf"]
@@ -611,7 +610,9 @@ class _Binding:
     a replaced optimizer state is caught by TrainStep._sync_optimizer."""
 
     def __init__(self, params, inputs, outputs, copies, grads):
-        self.inputs, self.outputs, self.copies = inputs, outputs, copies
+        self.inputs, self.outputs = inputs, outputs
+        # (destinations, sources) of the copies back after each call.
+        self.copies = tuple(list(side) for side in zip(*copies)) if copies else None
         self.addresses = _capi.Addresses([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs])
         self._param_memory = _param_memory(params)
         self._grads = grads  # (param, tensor, rebind: the step owns param.grad)

@@ -23,9 +23,10 @@ namespace mlir::fuse::amp {
 /// through data-movement ops if it has to, and casts left dead go.
 void applyPrecisionPolicy(func::FuncOp func, FloatType lowType);
 
-/// Returns each result of `func` that widens a `lowType` value to f32 (a
-/// cast, possibly under reshapes) as that value, in `lowType`, and changes
-/// the function type to match (NarrowResults.cpp).
+/// Returns each f32 result of `func` that widens a `lowType` value (a cast,
+/// possibly under data movement) as that value, in `lowType`, as
+/// torch.autocast returns a model's output, and changes the function type
+/// to match.
 void narrowResults(func::FuncOp func, FloatType lowType);
 
 /// Adds dynamic loss scaling to `func` if it is a training step with

@@ -84,6 +84,15 @@ public:
     return low;
   }
 
+  /// The low-type value that f32 `value` equals (a widening cast, through
+  /// data movement), or null; unlike get(), never a new cast.
+  Value lowIfWidened(Value value) {
+    Value low = widenedFrom(value);
+    if (low)
+      lowOf[value] = low;
+    return low;
+  }
+
   /// Erases the casts and data movement that get() read through and that
   /// have no users left, and then what they alone used.
   void eraseDeadOnes() {
@@ -205,4 +214,21 @@ void amp::applyPrecisionPolicy(func::FuncOp func, FloatType lowType) {
   for (Operation *op : targets)
     runInLowPrecision(op, lowValues, lowType);
   lowValues.eraseDeadOnes();
+}
+
+void amp::narrowResults(func::FuncOp func, FloatType lowType) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Type> resultTypes(func.getResultTypes());
+  LowPrecisionValues lowValues(lowType);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    if (!elementTypeOf(operand.get()).isF32())
+      continue;
+    if (Value low = lowValues.lowIfWidened(operand.get())) {
+      operand.set(low);
+      resultTypes[operand.getOperandNumber()] = low.getType();
+    }
+  }
+  lowValues.eraseDeadOnes();
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         func.getArgumentTypes(), resultTypes));
 }

@@ -90,7 +90,7 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
     result. Casts and f32 data movement left without users are erased.
 
     With `narrow-results`, a result that widens a `dtype` value to f32 (the
-    policy's cast back, possibly under reshapes) is returned as that value
+    policy's cast back, possibly under data movement) is returned as that value
     in `dtype`, and the function's result type changes with it: what
     `torch.autocast` returns, e.g. a language model's logits from its last
     matmul, in half the memory. It is meant for inference graphs: the
@@ -144,7 +144,7 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
            "f16 only: finite steps in a row after which the loss scale doubles">,
     Option<"narrowResults", "narrow-results", "bool", /*default=*/"false",
            "Return a result computed in `dtype` (a widening cast, possibly "
-           "under reshapes) in `dtype`, as torch.autocast does: for "
+           "under data movement) in `dtype`, as torch.autocast does: for "
            "inference graphs, whose logits then take half the memory">,
   ];
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
