@@ -8,11 +8,19 @@
 // as the reference interpreter) are passed through. Anything else is left
 // to the GEMM + softmax lowering, with a remark saying why.
 //
+// The kernels read q, k, v (dout, out) and write o (dq, dk, dv) by element
+// strides. An attention fusion that holds views of them (fuse-form-fusions
+// gives it the reshape + transpose of a projection into heads, and back)
+// passes the memory under those views, at their offsets and strides
+// (fuse/Analysis/FlashAttention.h), so no copy kernel runs around it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"
 
+#include "fuse/Analysis/FlashAttention.h"
 #include "fuse/Codegen/FlashAttentionConfig.h"
+#include "fuse/Codegen/FlashStrides.h"
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -31,20 +39,19 @@ struct FlashCall {
   float dropout;
   std::optional<Value> mask;
   std::optional<Value> seed, offset;
+  /// Where q, k, v, o, dout, dq, dk, dv live (FlashParams order).
+  FlashOperandStrides strides;
 };
 
-/// Why `call` cannot use the flash kernels, or nothing when it can.
-std::optional<std::string> ineligible(const FlashCall &call, Value value) {
-  if (call.dtype != DType::BF16 && call.dtype != DType::F16)
-    return std::string("flash kernels take bf16 or f16, not ") + dtypeName(call.dtype);
-  if (call.headDim != 64 && call.headDim != 128)
-    return "flash kernels take head dim 64 or 128, not " + std::to_string(call.headDim);
-  if (shapeOf(value)[3] != call.headDim)
-    return std::string("flash kernels need the value's head dim equal to the query's");
-  if (call.mask && dtypeOf(*call.mask) != call.dtype)
-    return std::string("flash kernels take an additive mask of the query's type, not ") +
-           dtypeName(dtypeOf(*call.mask));
-  return std::nullopt;
+/// FlashParams' slot of each strided operand and result, in the orders of
+/// flashStridedOperands and flashStridedResults.
+constexpr unsigned kForwardOperandSlots[] = {0, 1, 2};       // q, k, v
+constexpr unsigned kBackwardOperandSlots[] = {4, 0, 1, 2, 3}; // dout, q, k, v, out
+constexpr unsigned kForwardResultSlots[] = {3};              // o
+constexpr unsigned kBackwardResultSlots[] = {5, 6, 7};       // dq, dk, dv
+
+FlashStrides stridesOf(const StridedLayout &layout) {
+  return {layout.strides[0], layout.strides[1], layout.strides[2]};
 }
 
 /// `fuse::FlashParams p{...};` for the kernel body.
@@ -61,7 +68,8 @@ std::string paramsLiteral(const FlashCall &call) {
          std::to_string(call.tq) + ", " + std::to_string(call.tk) + ", " +
          floatLiteral(call.scale) + ", " + (call.causal ? "true" : "false") + ", " +
          std::to_string(strideB) + "LL, " + std::to_string(strideH) + "LL, " +
-         std::to_string(strideQ) + "LL, " + floatLiteral(call.dropout) + "};\n";
+         std::to_string(strideQ) + "LL, " + floatLiteral(call.dropout) + ", " +
+         flashStridesLiteral(call.strides) + "};\n";
 }
 
 std::string templateArgs(const FlashCall &call) {
@@ -93,7 +101,10 @@ uint32_t tiles(int64_t length, int block) {
 } // namespace
 
 FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
-  Operation *attention = &fusion.getBody().front().front();
+  FailureOr<FlashFusionLayout> layout = analyzeFlashFusion(fusion);
+  if (failed(layout))
+    return failure();
+  Operation *attention = layout->attention;
   auto outer = [&](Value v) -> std::optional<BufferRef> {
     return context.location(
         fusion.getOperand(cast<BlockArgument>(v).getArgNumber())).buffer;
@@ -102,23 +113,56 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   auto backward = dyn_cast<AttentionBackwardOp>(attention);
   Value query = forward ? forward.getQuery() : backward.getQuery();
   Value key = forward ? forward.getKey() : backward.getKey();
-  Value value = forward ? forward.getValue() : backward.getValue();
   std::vector<int64_t> q = shapeOf(query), k = shapeOf(key);
   FlashCall call{dtypeOf(query), q[0], q[1], k[1], q[2], k[2], q[3],
                  static_cast<float>((forward ? forward.getScale() : backward.getScale()).convertToDouble()),
                  forward ? forward.getCausal() : backward.getCausal(),
                  static_cast<float>((forward ? forward.getDropoutP() : backward.getDropoutP()).convertToDouble()),
-                 std::nullopt, std::nullopt, std::nullopt};
+                 std::nullopt, std::nullopt, std::nullopt,
+                 contiguousFlashOperandStrides(q[1], k[1], q[2], k[2], q[3])};
   if (Value mask = forward ? forward.getMask() : backward.getMask())
     call.mask = mask;
   if (Value seed = forward ? forward.getSeed() : backward.getSeed()) {
     call.seed = seed;
     call.offset = forward ? forward.getOffset() : backward.getOffset();
   }
-  if (std::optional<std::string> why = ineligible(call, value)) {
+  if (std::optional<std::string> why = flashIneligibility(attention)) {
+    if (layout->hasViews)
+      return attention->emitError()
+             << "this attention fusion reads or writes through views, which "
+                "only the flash kernels address, but " << *why;
     emitRemark(attention->getLoc())
         << "attention runs as GEMMs + softmax kernels: " << *why;
     return false;
+  }
+
+  // Strided operands and results: the memory under their views, from the
+  // element the view starts at.
+  const int64_t elementBytes = static_cast<int64_t>(dtypeSize(call.dtype));
+  ArrayRef<unsigned> operandSlots = forward ? ArrayRef<unsigned>(kForwardOperandSlots)
+                                            : ArrayRef<unsigned>(kBackwardOperandSlots);
+  ArrayRef<unsigned> resultSlots = forward ? ArrayRef<unsigned>(kForwardResultSlots)
+                                           : ArrayRef<unsigned>(kBackwardResultSlots);
+  std::vector<BufferRef> operands, results;
+  for (auto [access, slot] : llvm::zip(layout->operands, operandSlots)) {
+    std::optional<BufferRef> ref =
+        context.location(fusion.getOperand(*access.index)).buffer;
+    if (!ref)
+      return attention->emitError() << "attention operands must be in memory";
+    ref->offset += access.layout.offset * elementBytes;
+    operands.push_back(*ref);
+    call.strides[slot] = stridesOf(access.layout);
+  }
+  SmallVector<Value> resultValues = flashStridedResults(attention);
+  for (auto [access, slot, value] :
+       llvm::zip(layout->results, resultSlots, resultValues)) {
+    // A result nothing reads still has to go somewhere.
+    BufferRef ref = access.index
+                        ? context.buffer(fusion.getResult(*access.index))
+                        : context.workspace(numElements(shapeOf(value)) * elementBytes);
+    ref.offset += access.layout.offset * elementBytes;
+    results.push_back(ref);
+    call.strides[slot] = stridesOf(access.layout);
   }
 
   std::string label = describeOp(fusion);
@@ -127,20 +171,24 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     std::optional<BufferRef> ref = outer(v);
     return ref ? params.add(prefix, dtypeOf(v), isConst, *ref) : std::string();
   };
-  std::string qp = add("q", query, true), kp = add("k", key, true),
-              vp = add("v", value, true);
-  if (qp.empty() || kp.empty() || vp.empty())
-    return attention->emitError() << "attention operands must be in memory";
+  // The forward's operands are q, k, v; the backward's dout, q, k, v, out.
+  size_t first = forward ? 0 : 1;
+  std::string qp = params.add("q", call.dtype, true, operands[first]);
+  std::string kp = params.add("k", call.dtype, true, operands[first + 1]);
+  std::string vp = params.add("v", call.dtype, true, operands[first + 2]);
   std::string mask = call.mask ? add("mask", *call.mask, true) : "nullptr";
   std::string seed = call.seed ? add("seed", *call.seed, true) : "nullptr";
   std::string offset = call.offset ? add("offset", *call.offset, true) : "nullptr";
+  if (mask.empty() || seed.empty() || offset.empty())
+    return attention->emitError() << "attention operands must be in memory";
   int64_t rows = call.batch * call.qHeads * call.tq;
   double fwdFlops = 4.0 * call.batch * call.qHeads * call.tq * call.tk * call.headDim;
 
   if (forward) {
-    std::string out = params.add("out", call.dtype, false, context.buffer(fusion.getResult(0)));
-    BufferRef lseRef = fusion.getNumResults() > 1 ? context.buffer(fusion.getResult(1))
-                                                  : context.workspace(rows * 4);
+    std::string out = params.add("out", call.dtype, false, results[0]);
+    BufferRef lseRef = layout->logsumexp
+                           ? context.buffer(fusion.getResult(*layout->logsumexp))
+                           : context.workspace(rows * 4);
     std::string lse = params.add("lse", DType::F32, false, lseRef);
     addFlashLaunch(context, "flash_forward", params,
                    "fuse::flashAttentionForward" + templateArgs(call) + "(" + qp + ", " +
@@ -153,10 +201,10 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     return true;
   }
 
-  // Backward: dout and the forward's output and log-sum-exp come first.
-  std::string dout = add("dout", backward.getGradOutput(), true);
+  // Backward: dout and the forward's log-sum-exp come first.
+  std::string dout = params.add("dout", call.dtype, true, operands[0]);
   std::string lse = add("lse", backward.getLogsumexp(), true);
-  if (dout.empty() || lse.empty() || !outer(backward.getOutput()))
+  if (lse.empty())
     return attention->emitError() << "attention operands must be in memory";
   BufferRef delta = context.workspace(rows * 4);
   BufferRef accumulator = context.workspace(rows * call.headDim * 4);
@@ -165,8 +213,8 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                                     static_cast<uint32_t>(call.batch)};
   {
     KernelParams pre;
-    std::string o = pre.add("o", call.dtype, true, *outer(backward.getOutput()));
-    std::string d = pre.add("dout", call.dtype, true, *outer(backward.getGradOutput()));
+    std::string o = pre.add("o", call.dtype, true, operands[4]);
+    std::string d = pre.add("dout", call.dtype, true, operands[0]);
     std::string dl = pre.add("delta", DType::F32, false, delta);
     std::string acc = pre.add("dq_accum", DType::F32, false, accumulator);
     addFlashLaunch(context, "flash_backward_preprocess", pre,
@@ -177,8 +225,8 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   }
   std::string dl = params.add("delta", DType::F32, true, delta);
   std::string acc = params.add("dq_accum", DType::F32, false, accumulator);
-  std::string dk = params.add("dk", call.dtype, false, context.buffer(fusion.getResult(1)));
-  std::string dv = params.add("dv", call.dtype, false, context.buffer(fusion.getResult(2)));
+  std::string dk = params.add("dk", call.dtype, false, results[1]);
+  std::string dv = params.add("dv", call.dtype, false, results[2]);
   addFlashLaunch(context, "flash_backward", params,
                  "fuse::flashAttentionBackward" + templateArgs(call) + "(" + qp + ", " +
                      kp + ", " + vp + ", " + mask + ", " + seed + ", " + offset + ", " +
@@ -190,7 +238,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                  2.5 * fwdFlops, stepCost(fusion).second);
   KernelParams convert;
   std::string a = convert.add("dq_accum", DType::F32, true, accumulator);
-  std::string dq = convert.add("dq", call.dtype, false, context.buffer(fusion.getResult(0)));
+  std::string dq = convert.add("dq", call.dtype, false, results[0]);
   addFlashLaunch(context, "flash_backward_dq", convert,
                  "fuse::flashBackwardConvertDq" + templateArgs(call) + "(" + a + ", " +
                      dq + ", p)",

@@ -108,6 +108,33 @@ extern "C" __global__ void fuse_test_flash_common(int *o) {
   o[0] = fuse::flashForwardSharedBytes(64) + fuse::flashBackwardSharedBytes(128);
 }
 )cu"},
+      {"flash_wgmma.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(128) fuse_test_flash_wgmma(
+    const fuse::bf16 *x, float *y) {
+  extern __shared__ __align__(1024) unsigned char tile[];
+  const unsigned s = fuse::flash::sharedAddress(tile);
+  fuse::wgmma::loadTile<fuse::bf16, 64, 64, 128>(s, x, 64, 64);
+  fuse::flash::cpAsyncCommit();
+  fuse::flash::cpAsyncWait<0>();
+  fuse::wgmma::asyncProxyFence();
+  __syncthreads();
+  float d[32];
+  fuse::wgmma::fence();
+  fuse::wgmma::Mma<fuse::bf16, 64>::ss<0, 1>(d, fuse::wgmma::kMajor<64, 64>(s, 0, 0),
+                                             fuse::wgmma::mnMajor<64, 64>(s, 0), 0);
+  fuse::wgmma::commit();
+  fuse::wgmma::wait<0>();
+  fuse::wgmma::pin(d);
+  const unsigned a[4] = {1u, 2u, 3u, 4u};
+  float e[64];
+  fuse::wgmma::fence();
+  fuse::wgmma::Mma<fuse::f16, 128>::rs<1>(e, a, fuse::wgmma::mnMajor<64, 128>(s, 16), 0);
+  fuse::wgmma::commit();
+  fuse::wgmma::wait<0>();
+  fuse::wgmma::pin(e);
+  y[threadIdx.x] = d[threadIdx.x % 32] + e[threadIdx.x % 64];
+}
+)cu"},
       {"flash_forward.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_fwd(
     const fuse::bf16 *q, const fuse::bf16 *k, const fuse::bf16 *v,

@@ -88,13 +88,19 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   for (const std::string &name : helperClosure({"flash_attention.cuh"}))
     exe.helperSources.push_back({name, deviceLibraryFile(name).text});
 
-  char params[512];
-  std::snprintf(params, sizeof(params),
+  char head[512];
+  std::snprintf(head, sizeof(head),
                 "  fuse::FlashParams p{%d, %d, %d, %d, %d, %af, %s, %lldLL, 0LL, "
-                "%lldLL, %af};\n",
+                "%lldLL, %af",
                 c.batch, c.qHeads, c.kvHeads, c.tq, c.tk, c.scale(),
                 c.causal ? "true" : "false", c.maskStrideB(), c.maskStrideQ(),
                 c.dropout);
+  // q, k, v, o, dout, dq, dk, dv: all contiguous here.
+  const std::string queries = contiguousFlashStrides(H, TQ, D);
+  const std::string keys = contiguousFlashStrides(KVH, TK, D);
+  const std::string params = std::string(head) + ", " + queries + ", " + keys + ", " +
+                             keys + ", " + queries + ", " + queries + ", " + queries +
+                             ", " + keys + ", " + keys + "};\n";
   const std::string maskParam = hasMask ? ", const " + t + " *mask" : "";
   const std::string maskArg = hasMask ? "mask" : "nullptr";
   auto kernel = [&](const std::string &name, int threads, const std::string &sig,

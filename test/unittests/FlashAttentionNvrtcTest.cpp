@@ -54,10 +54,10 @@ std::string constantChecks() {
   };
   check("fuse::kFlashBlockM", kFlashBlockM);
   check("fuse::kFlashBlockN", kFlashBlockN);
+  check("fuse::kFlashForwardBlockN", kFlashForwardBlockN);
   check("fuse::kFlashThreads", kFlashThreads);
   check("fuse::kFlashBackwardThreads", kFlashBackwardThreads);
   check("fuse::kFlashBackwardBlockM", kFlashBackwardBlockM);
-  check("fuse::kFlashPad", kFlashPad);
   for (int d : {64, 128}) {
     check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
           flashForwardSharedBytes(d));

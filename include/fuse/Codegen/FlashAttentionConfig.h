@@ -10,33 +10,43 @@
 #ifndef FUSE_CODEGEN_FLASHATTENTIONCONFIG_H
 #define FUSE_CODEGEN_FLASHATTENTIONCONFIG_H
 
+#include <cstdint>
+#include <string>
+
 namespace fuse::codegen {
 
 /// Forward and the backward's preprocess / dQ conversion: query rows per CTA.
 constexpr int kFlashBlockM = 128;
-/// Backward: key rows per CTA (also the forward's inner key tile).
+/// Forward: key rows per inner step (shared memory only).
+constexpr int kFlashForwardBlockN = 128;
+/// Backward: key rows per CTA.
 constexpr int kFlashBlockN = 64;
-/// Threads of the forward, preprocess and dQ conversion launches (8 warps).
-constexpr int kFlashThreads = 256;
-/// Threads of the backward's main launch (4 warps, 16 keys each).
-constexpr int kFlashBackwardThreads = 128;
-/// Query rows per inner step of the backward (shared memory only).
+/// Backward: query rows per inner step (shared memory only).
 constexpr int kFlashBackwardBlockM = 64;
-/// Elements of padding after each shared-memory row.
-constexpr int kFlashPad = 8;
+/// Threads of the forward, preprocess and dQ conversion launches (two
+/// warpgroups).
+constexpr int kFlashThreads = 256;
+/// Threads of the backward's main launch (one warpgroup).
+constexpr int kFlashBackwardThreads = 128;
 
 /// Dynamic shared memory of flashAttentionForward (above 48 KiB: the
-/// runtime opts in): 104,448 bytes at head dim 128, 55,296 at 64.
+/// runtime opts in): 164,864 bytes at head dim 128, 82,944 at 64.
 constexpr int flashForwardSharedBytes(int headDim) {
-  return (kFlashBlockM + 4 * kFlashBlockN) * (headDim + kFlashPad) * 2;
+  return (kFlashBlockM + 4 * kFlashForwardBlockN) * headDim * 2 + 1024;
 }
 
-/// Dynamic shared memory of flashAttentionBackward: 114,688 bytes at head
-/// dim 128, 65,536 at 64.
+/// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
+/// dim 128, 59,392 at 64 (two CTAs a multiprocessor either way).
 constexpr int flashBackwardSharedBytes(int headDim) {
-  return (2 * kFlashBlockN + 4 * kFlashBackwardBlockM) * (headDim + kFlashPad) * 2 +
-         kFlashBlockN * (kFlashBackwardBlockM + kFlashPad) * 2 +
-         4 * kFlashBackwardBlockM * 4;
+  return (2 * kFlashBlockN + 4 * kFlashBackwardBlockM) * headDim * 2 +
+         kFlashBlockN * kFlashBackwardBlockM * 2 + 4 * kFlashBackwardBlockM * 4 + 1024;
+}
+
+/// The FlashStrides literal `{b, h, t}` of a contiguous
+/// [batch, heads, rows, headDim] operand.
+inline std::string contiguousFlashStrides(int64_t heads, int64_t rows, int64_t headDim) {
+  return "{" + std::to_string(heads * rows * headDim) + "LL, " +
+         std::to_string(rows * headDim) + "LL, " + std::to_string(headDim) + "LL}";
 }
 
 } // namespace fuse::codegen
