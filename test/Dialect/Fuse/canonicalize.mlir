@@ -94,3 +94,59 @@ func.func @keep_wide(%x: tensor<2x8xf32>, %y: tensor<2x4xf32>, %z: tensor<2x4xbf
   return %an, %b, %ytn, %yt, %ztw : tensor<2x4xbf16>, tensor<2x4xf32>, tensor<4x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>
 }
 
+
+// -----
+
+// The mirror for a widening cast that only data movement reads (reshape,
+// transpose, a concat of parts widened from one type): it moves after the
+// movement, which then moves 16-bit elements, and the widening lands next to
+// its reader. The attention backward's bf16 gradients, widened, transposed
+// back to heads-last and concatenated, become one bf16 concat that the
+// attention kernels can write themselves; narrowed again for a GEMM, the
+// widen-narrow pair folds away.
+// RUN: fuse-opt %s -split-input-file -canonicalize -cse | FileCheck %s --check-prefix=WIDEN
+// WIDEN-LABEL: func.func @widen_after_movement
+// WIDEN-SAME: (%[[A:[^:]+]]: tensor<2x4x8x16xbf16>, %[[B:[^:]+]]: tensor<2x4x8x16xbf16>)
+// WIDEN-NOT: fuse.cast
+// WIDEN-DAG: %[[AT:.+]] = fuse.transpose %[[A]], permutation = [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+// WIDEN-DAG: %[[BT:.+]] = fuse.transpose %[[B]], permutation = [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+// WIDEN-DAG: %[[AR:.+]] = fuse.reshape %[[AT]] : (tensor<2x8x4x16xbf16>) -> tensor<2x8x64xbf16>
+// WIDEN-DAG: %[[BR:.+]] = fuse.reshape %[[BT]] : (tensor<2x8x4x16xbf16>) -> tensor<2x8x64xbf16>
+// WIDEN: %[[C:.+]] = fuse.concat dim(2) %[[AR]], %[[BR]] : (tensor<2x8x64xbf16>, tensor<2x8x64xbf16>) -> tensor<2x8x128xbf16>
+// WIDEN-NEXT: %[[W:.+]] = fuse.cast %[[C]] : tensor<2x8x128xbf16> to tensor<2x8x128xf32>
+// WIDEN-NEXT: return %[[W]], %[[C]]
+// RUN: fuse-run %s --entry widen_after_movement --check-pipeline=canonicalize | FileCheck %s --check-prefix=SAME_WIDEN
+// SAME_WIDEN: check-pipeline: PASS (2 of 2 outputs match)
+func.func @widen_after_movement(%a: tensor<2x4x8x16xbf16>, %b: tensor<2x4x8x16xbf16>) -> (tensor<2x8x128xf32>, tensor<2x8x128xbf16>) {
+  %aw = fuse.cast %a : tensor<2x4x8x16xbf16> to tensor<2x4x8x16xf32>
+  %bw = fuse.cast %b : tensor<2x4x8x16xbf16> to tensor<2x4x8x16xf32>
+  %at = fuse.transpose %aw, permutation = [0, 2, 1, 3] : (tensor<2x4x8x16xf32>) -> tensor<2x8x4x16xf32>
+  %ar = fuse.reshape %at : (tensor<2x8x4x16xf32>) -> tensor<2x8x64xf32>
+  %bt = fuse.transpose %bw, permutation = [0, 2, 1, 3] : (tensor<2x4x8x16xf32>) -> tensor<2x8x4x16xf32>
+  %br = fuse.reshape %bt : (tensor<2x8x4x16xf32>) -> tensor<2x8x64xf32>
+  %c = fuse.concat dim(2) %ar, %br : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x128xf32>
+  %n = fuse.cast %c : tensor<2x8x128xf32> to tensor<2x8x128xbf16>
+  return %c, %n : tensor<2x8x128xf32>, tensor<2x8x128xbf16>
+}
+
+// -----
+
+// Not when the widened value has another reader (the movement would not
+// save its wide copy), nor for a concat of parts widened from different
+// types, nor for a widen-narrow pair that does not return to the source type.
+// WIDEN-LABEL: func.func @keep_narrow
+// WIDEN: %[[XW:.+]] = fuse.cast %{{.+}} : tensor<2x4xbf16> to tensor<2x4xf32>
+// WIDEN-NEXT: fuse.transpose %[[XW]], permutation = [1, 0] : (tensor<2x4xf32>) -> tensor<4x2xf32>
+// WIDEN: fuse.concat dim(0) %{{.+}}, %{{.+}} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+// WIDEN: fuse.cast %{{.+}} : tensor<2x4xf32> to tensor<2x4xf16>
+// WIDEN: return
+func.func @keep_narrow(%x: tensor<2x4xbf16>, %y: tensor<2x4xf16>) -> (tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf16>) {
+  %xw = fuse.cast %x : tensor<2x4xbf16> to tensor<2x4xf32>
+  %xt = fuse.transpose %xw, permutation = [1, 0] : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  %yw = fuse.cast %y : tensor<2x4xf16> to tensor<2x4xf32>
+  %xw2 = fuse.cast %x : tensor<2x4xbf16> to tensor<2x4xf32>
+  %c = fuse.concat dim(0) %xw2, %yw : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  %z = fuse.cast %x : tensor<2x4xbf16> to tensor<2x4xf32>
+  %zn = fuse.cast %z : tensor<2x4xf32> to tensor<2x4xf16>
+  return %xt, %xw, %c, %zn : tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf16>
+}

@@ -40,9 +40,22 @@ LogicalResult CompareOp::inferReturnTypes(
 // CastOp
 //===----------------------------------------------------------------------===//
 
+/// Whether `cast` converts a float to a wider float (bf16 -> f32): exact,
+/// so narrowing the result back gives the source again.
+static bool widensFloat(CastOp cast) {
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getOperand()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  return from && to && to.getWidth() > from.getWidth();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
+  // cast(cast(x)) back to x's type through a wider float is x.
+  auto widened = getOperand().getDefiningOp<CastOp>();
+  if (widened && widened.getOperand().getType() == getType() &&
+      widensFloat(widened))
+    return widened.getOperand();
   return {};
 }
 
@@ -111,11 +124,49 @@ struct NarrowBeforeDataMovement : OpRewritePattern<CastOp> {
   }
 };
 
+/// move(cast(x)) -> cast(move(x)) for a widening float cast that only the
+/// data movement (reshape, transpose, concat: every part widened from one
+/// type) reads: the mirror of NarrowBeforeDataMovement. The values are the
+/// same; the movement moves half the bytes, and the widening ends up next
+/// to the reader, where fusion computes it on the fly. The flash-attention
+/// backward's bf16 dq, dk, dv widened to f32 and then transposed into the
+/// projection's layout can then be written into that layout by the
+/// attention kernels themselves, in bf16, leaving the widening to the
+/// bias-gradient reduction that reads them.
+template <typename MoveOp>
+struct WidenAfterDataMovement : OpRewritePattern<MoveOp> {
+  using OpRewritePattern<MoveOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveOp move,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> sources;
+    Type narrow;
+    for (Value operand : move->getOperands()) {
+      auto widening = operand.getDefiningOp<CastOp>();
+      if (!widening || !widensFloat(widening) || !operand.hasOneUse())
+        return failure();
+      Type from = getElementTypeOrSelf(widening.getOperand());
+      if (narrow && from != narrow)
+        return failure();
+      narrow = from;
+      sources.push_back(widening.getOperand());
+    }
+    auto wideType = cast<RankedTensorType>(move.getType());
+    Operation *moved = rewriter.clone(*move);
+    moved->setOperands(sources);
+    moved->getResult(0).setType(wideType.clone(narrow));
+    rewriter.replaceOpWithNewOp<CastOp>(move, wideType, moved->getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                          MLIRContext *context) {
-  patterns.add<NarrowBeforeDataMovement>(context);
+  patterns.add<NarrowBeforeDataMovement, WidenAfterDataMovement<ReshapeOp>,
+               WidenAfterDataMovement<TransposeOp>,
+               WidenAfterDataMovement<ConcatOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//
