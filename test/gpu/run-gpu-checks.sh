@@ -3,7 +3,8 @@
 # fixture (in bf16, the default pipeline, f32, f16 for inference, and bf16
 # under remat-fraction=0.5 for training) and on
 # the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails of every kernel
-# template) in bf16 and f32. Where there is no GPU it prints why and exits 77,
+# template; flash attention reading and writing through the strided views of
+# packed and separate projections) in bf16 and f32. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
 #
 #   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)

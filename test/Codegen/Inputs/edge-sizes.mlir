@@ -111,6 +111,61 @@ func.func @flash_f16(%q: tensor<1x2x50x64xf16>, %k: tensor<1x2x50x64xf16>, %v: t
   return %o : tensor<1x2x50x64xf16>
 }
 
+// q, k and v read straight out of one [B, T, 3 H D] projection (GPT-2's
+// layout); the output written as [B, T, H D], the gradients into one
+// [B, T, 3 H D]: in bf16 the flash kernels address all of them by strides,
+// with no copy kernel around them. Causal, lengths off the tiles.
+func.func @flash_packed_qkv(%qkv: tensor<2x100x576xf32>, %dout: tensor<2x100x192xf32>) -> (tensor<2x100x192xf32>, tensor<2x100x576xf32>) {
+  %q = fuse.slice %qkv, start = [0, 0, 0], limit = [2, 100, 192], stride = [1, 1, 1] : (tensor<2x100x576xf32>) -> tensor<2x100x192xf32>
+  %k = fuse.slice %qkv, start = [0, 0, 192], limit = [2, 100, 384], stride = [1, 1, 1] : (tensor<2x100x576xf32>) -> tensor<2x100x192xf32>
+  %v = fuse.slice %qkv, start = [0, 0, 384], limit = [2, 100, 576], stride = [1, 1, 1] : (tensor<2x100x576xf32>) -> tensor<2x100x192xf32>
+  %q4 = fuse.reshape %q : (tensor<2x100x192xf32>) -> tensor<2x100x3x64xf32>
+  %k4 = fuse.reshape %k : (tensor<2x100x192xf32>) -> tensor<2x100x3x64xf32>
+  %v4 = fuse.reshape %v : (tensor<2x100x192xf32>) -> tensor<2x100x3x64xf32>
+  %qt = fuse.transpose %q4, permutation = [0, 2, 1, 3] : (tensor<2x100x3x64xf32>) -> tensor<2x3x100x64xf32>
+  %kt = fuse.transpose %k4, permutation = [0, 2, 1, 3] : (tensor<2x100x3x64xf32>) -> tensor<2x3x100x64xf32>
+  %vt = fuse.transpose %v4, permutation = [0, 2, 1, 3] : (tensor<2x100x3x64xf32>) -> tensor<2x3x100x64xf32>
+  %o, %lse = fuse.scaled_dot_product_attention %qt, %kt, %vt causal scale = 1.250000e-01 : (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>) -> (tensor<2x3x100x64xf32>, tensor<2x3x100xf32>)
+  %ot = fuse.transpose %o, permutation = [0, 2, 1, 3] : (tensor<2x3x100x64xf32>) -> tensor<2x100x3x64xf32>
+  %o3 = fuse.reshape %ot : (tensor<2x100x3x64xf32>) -> tensor<2x100x192xf32>
+  %d4 = fuse.reshape %dout : (tensor<2x100x192xf32>) -> tensor<2x100x3x64xf32>
+  %dt = fuse.transpose %d4, permutation = [0, 2, 1, 3] : (tensor<2x100x3x64xf32>) -> tensor<2x3x100x64xf32>
+  %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %dt, %qt, %kt, %vt, %o, %lse causal scale = 1.250000e-01 : (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100xf32>) -> (tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>, tensor<2x3x100x64xf32>)
+  %dqt = fuse.transpose %dq, permutation = [0, 2, 1, 3] : (tensor<2x3x100x64xf32>) -> tensor<2x100x3x64xf32>
+  %dq3 = fuse.reshape %dqt : (tensor<2x100x3x64xf32>) -> tensor<2x100x192xf32>
+  %dkt = fuse.transpose %dk, permutation = [0, 2, 1, 3] : (tensor<2x3x100x64xf32>) -> tensor<2x100x3x64xf32>
+  %dk3 = fuse.reshape %dkt : (tensor<2x100x3x64xf32>) -> tensor<2x100x192xf32>
+  %dvt = fuse.transpose %dv, permutation = [0, 2, 1, 3] : (tensor<2x3x100x64xf32>) -> tensor<2x100x3x64xf32>
+  %dv3 = fuse.reshape %dvt : (tensor<2x100x3x64xf32>) -> tensor<2x100x192xf32>
+  %g = fuse.concat dim(2) %dq3, %dk3, %dv3 : (tensor<2x100x192xf32>, tensor<2x100x192xf32>, tensor<2x100x192xf32>) -> tensor<2x100x576xf32>
+  return %o3, %g : tensor<2x100x192xf32>, tensor<2x100x576xf32>
+}
+
+// Separate projections of grouped-query heads at head dim 128 (Llama's
+// layout: q [B, T, Hq D], k and v [B, T, Hkv D]), read and written
+// [B, T, H, D] by strides; not causal.
+func.func @flash_projections_gqa(%q: tensor<1x77x512xf32>, %k: tensor<1x77x256xf32>, %v: tensor<1x77x256xf32>, %dout: tensor<1x77x512xf32>) -> (tensor<1x77x512xf32>, tensor<1x77x512xf32>, tensor<1x77x256xf32>, tensor<1x77x256xf32>) {
+  %q4 = fuse.reshape %q : (tensor<1x77x512xf32>) -> tensor<1x77x4x128xf32>
+  %qt = fuse.transpose %q4, permutation = [0, 2, 1, 3] : (tensor<1x77x4x128xf32>) -> tensor<1x4x77x128xf32>
+  %k4 = fuse.reshape %k : (tensor<1x77x256xf32>) -> tensor<1x77x2x128xf32>
+  %kt = fuse.transpose %k4, permutation = [0, 2, 1, 3] : (tensor<1x77x2x128xf32>) -> tensor<1x2x77x128xf32>
+  %v4 = fuse.reshape %v : (tensor<1x77x256xf32>) -> tensor<1x77x2x128xf32>
+  %vt = fuse.transpose %v4, permutation = [0, 2, 1, 3] : (tensor<1x77x2x128xf32>) -> tensor<1x2x77x128xf32>
+  %dout4 = fuse.reshape %dout : (tensor<1x77x512xf32>) -> tensor<1x77x4x128xf32>
+  %doutt = fuse.transpose %dout4, permutation = [0, 2, 1, 3] : (tensor<1x77x4x128xf32>) -> tensor<1x4x77x128xf32>
+  %o, %lse = fuse.scaled_dot_product_attention %qt, %kt, %vt scale = 0.0883883461 : (tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>) -> (tensor<1x4x77x128xf32>, tensor<1x4x77xf32>)
+  %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %doutt, %qt, %kt, %vt, %o, %lse scale = 0.0883883461 : (tensor<1x4x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x4x77xf32>) -> (tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>)
+  %ot = fuse.transpose %o, permutation = [0, 2, 1, 3] : (tensor<1x4x77x128xf32>) -> tensor<1x77x4x128xf32>
+  %o3 = fuse.reshape %ot : (tensor<1x77x4x128xf32>) -> tensor<1x77x512xf32>
+  %dqt = fuse.transpose %dq, permutation = [0, 2, 1, 3] : (tensor<1x4x77x128xf32>) -> tensor<1x77x4x128xf32>
+  %dq3 = fuse.reshape %dqt : (tensor<1x77x4x128xf32>) -> tensor<1x77x512xf32>
+  %dkt = fuse.transpose %dk, permutation = [0, 2, 1, 3] : (tensor<1x2x77x128xf32>) -> tensor<1x77x2x128xf32>
+  %dk3 = fuse.reshape %dkt : (tensor<1x77x2x128xf32>) -> tensor<1x77x256xf32>
+  %dvt = fuse.transpose %dv, permutation = [0, 2, 1, 3] : (tensor<1x2x77x128xf32>) -> tensor<1x77x2x128xf32>
+  %dv3 = fuse.reshape %dvt : (tensor<1x77x2x128xf32>) -> tensor<1x77x256xf32>
+  return %o3, %dq3, %dk3, %dv3 : tensor<1x77x512xf32>, tensor<1x77x512xf32>, tensor<1x77x256xf32>, tensor<1x77x256xf32>
+}
+
 // A GEMM's result returned through a reshape (a view) and also read by a
 // later op: the fusion writes the view's output memory directly.
 func.func @returned_view(%x: tensor<4x32xf32>, %w: tensor<64x32xf32>) -> (tensor<2x2x64xf32>, tensor<2x2x64xf32>) {

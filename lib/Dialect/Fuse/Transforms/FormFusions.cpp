@@ -8,9 +8,10 @@
 // group's pairs are evaluated again, and so on until none is left. Taking
 // the globally best merge first matters: a residual add joins the GEMM
 // epilogue before it (saving the GEMM output's store and load) rather than
-// the layer norm after it (saving one load). Cheap producers are first
-// copied into their consumers where that pays (FusionDuplication.cpp), and
-// the groups become fuse.fusion ops at the end (FusionMaterialize.cpp).
+// the layer norm after it (saving one load). Attention kernels take the
+// views around them first (AttentionViews.cpp), cheap producers are copied
+// into their consumers where that pays (FusionDuplication.cpp), and the
+// groups become fuse.fusion ops at the end (FusionMaterialize.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +193,7 @@ struct FormFusionsPass
 
   void formFusions(Block &block) {
     moveReducedDimensionsLast(block);
+    formStridedAttentionFusions(block);
     duplicateCheapProducers(block);
     GroupSet groups(block, maxInputs, maxOutputs);
     CandidateQueue queue(groups);

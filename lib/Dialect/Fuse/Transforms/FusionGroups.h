@@ -95,10 +95,22 @@ private:
 /// loaded; a scalar computed again in each kernel beats a launch).
 void duplicateCheapProducers(Block &block);
 
+/// Makes each attention op the flash kernels take a fuse.fusion together
+/// with the views of its operands and results that they can address by
+/// strides (AttentionViews.cpp); an attention op with no such view is left
+/// alone. Runs before the search, which leaves fusions as they are.
+void formStridedAttentionFusions(Block &block);
+
 /// Rewrites each group of two or more ops, each lone fusible op and each
 /// attention op of `groups` into a fuse.fusion of its kind, and orders the
 /// block so that every value is defined before its uses.
 void materializeFusions(Block &block, const GroupSet &groups);
+
+/// Rewrites one group into a fuse.fusion of its kind placed after the last
+/// of `group.ops`, which are in an order where each comes after the members
+/// it reads and the last after every input. A result read before that place
+/// leaves the block to be sorted topologically.
+void materializeGroup(const Group &group);
 
 } // namespace mlir::fuse::fusion
 

@@ -30,7 +30,9 @@ bool staysPlain(const Group &group) {
   return group.ops.size() == 1 && isa<MatmulOp, ReshapeOp>(group.ops.front());
 }
 
-void materialize(const Group &group) {
+} // namespace
+
+void mlir::fuse::fusion::materializeGroup(const Group &group) {
   auto [inputs, outputs] = boundaryOf(group.ops, group.members);
   SmallVector<Location> locations;
   for (Operation *op : group.ops)
@@ -72,13 +74,11 @@ void materialize(const Group &group) {
     op->erase();
 }
 
-} // namespace
-
 void mlir::fuse::fusion::materializeFusions(Block &block,
                                             const GroupSet &groups) {
   for (const Group &group : groups.groups())
     if (group.alive && group.kind && !staysPlain(group))
-      materialize(group);
+      materializeGroup(group);
   // Constants now read only inside fusions are dead at the top level.
   for (Operation &op : llvm::make_early_inc_range(block))
     if (isa<ConstantOp>(op) && op.use_empty())

@@ -158,6 +158,22 @@ def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
     first rewritten as a reduce of a transposed view with those dimensions
     last, so that it is a row reduction.
 
+    Then every attention op the flash kernels take (bf16 or f16, head dim 64
+    or 128) becomes an `attention` fusion together with the views around it
+    that those kernels can address by element strides (head dim contiguous,
+    every row start and stride a multiple of 8 elements, 16 bytes): a
+    private copy of the reshapes, transposes and slices between each of q,
+    k, v (the backward's dout and out too) and the value they view, and the
+    reshapes and transposes that are the only readers of each result (o;
+    dq, dk, dv), with a concat whose parts are exactly those of all the
+    results (GPT-2's [B, T, 3C] projection gradient). The kernels then read
+    q, k, v straight from the projections and write their results in the
+    layout their readers want: no copy kernel runs around the attention.
+    Where the strides cannot express a view it stays outside, as a kernel of
+    its own; chains of reshapes alone stay outside too (they are free). When
+    the forward writes its output through views, the backward reads it back
+    through their inverse.
+
     Groups each function's top-level ops into `fuse.fusion` regions, greedily
     and by the cost model, as XLA's priority fusion does. Every op starts in
     a group of its own. Every pair of groups joined by a value (producer and
@@ -190,7 +206,8 @@ def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
         ReLU; any value of the chain may also be stored (GELU_AUX). An
         epilogue cuBLASLt cannot apply (erf GELU) goes to the consumer's
         kernel instead;
-      - `attention`: one attention op, forward or backward;
+      - `attention`: one attention op, forward or backward (with the views
+        above, formed before the search and never merged into);
     - a matmul, attention or reduction is never copied, and a kernel has at
       most one matmul or attention op;
     - the groups stay acyclic (a topological order of the groups is kept
