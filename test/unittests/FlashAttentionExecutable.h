@@ -16,6 +16,7 @@
 
 #include "fuse/Codegen/DeviceLibrary.h"
 #include "fuse/Codegen/FlashAttentionConfig.h"
+#include "fuse/Codegen/FlashStrides.h"
 #include "fuse/Runtime/Executable.h"
 
 #include <cmath>
@@ -96,11 +97,9 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                 c.causal ? "true" : "false", c.maskStrideB(), c.maskStrideQ(),
                 c.dropout);
   // q, k, v, o, dout, dq, dk, dv: all contiguous here.
-  const std::string queries = contiguousFlashStrides(H, TQ, D);
-  const std::string keys = contiguousFlashStrides(KVH, TK, D);
-  const std::string params = std::string(head) + ", " + queries + ", " + keys + ", " +
-                             keys + ", " + queries + ", " + queries + ", " + queries +
-                             ", " + keys + ", " + keys + "};\n";
+  const std::string params =
+      std::string(head) + ", " +
+      flashStridesLiteral(contiguousFlashOperandStrides(H, KVH, TQ, TK, D)) + "};\n";
   const std::string maskParam = hasMask ? ", const " + t + " *mask" : "";
   const std::string maskArg = hasMask ? "mask" : "nullptr";
   auto kernel = [&](const std::string &name, int threads, const std::string &sig,

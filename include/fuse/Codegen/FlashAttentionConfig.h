@@ -10,9 +10,6 @@
 #ifndef FUSE_CODEGEN_FLASHATTENTIONCONFIG_H
 #define FUSE_CODEGEN_FLASHATTENTIONCONFIG_H
 
-#include <cstdint>
-#include <string>
-
 namespace fuse::codegen {
 
 /// Forward and the backward's preprocess / dQ conversion: query rows per CTA.
@@ -40,13 +37,6 @@ constexpr int flashForwardSharedBytes(int headDim) {
 constexpr int flashBackwardSharedBytes(int headDim) {
   return (2 * kFlashBlockN + 4 * kFlashBackwardBlockM) * headDim * 2 +
          kFlashBlockN * kFlashBackwardBlockM * 2 + 4 * kFlashBackwardBlockM * 4 + 1024;
-}
-
-/// The FlashStrides literal `{b, h, t}` of a contiguous
-/// [batch, heads, rows, headDim] operand.
-inline std::string contiguousFlashStrides(int64_t heads, int64_t rows, int64_t headDim) {
-  return "{" + std::to_string(heads * rows * headDim) + "LL, " +
-         std::to_string(rows * headDim) + "LL, " + std::to_string(headDim) + "LL}";
 }
 
 } // namespace fuse::codegen
