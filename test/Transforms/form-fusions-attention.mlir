@@ -12,6 +12,11 @@
 // RUN: fuse-run %s --entry not_flash --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
 // RUN: fuse-run %s --entry reshapes_only --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
 // SAME: check-pipeline: PASS
+// And through the whole pipeline (bf16, views taken in, memory planned) on
+// the GPU edge graphs, against the f32 originals.
+// RUN: fuse-run %S/../Codegen/Inputs/edge-sizes.mlir --entry flash_packed_qkv --check-pipeline=fuse-pipeline | FileCheck %s --check-prefix=PIPELINE
+// RUN: fuse-run %S/../Codegen/Inputs/edge-sizes.mlir --entry flash_projections_gqa --check-pipeline=fuse-pipeline | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE: check-pipeline: PASS
 
 // GPT-2's layout: q, k, v are slices of one [B, T, 3C] projection viewed as
 // heads; the output goes back to [B, T, C]; the gradients are concatenated
