@@ -16,7 +16,9 @@
 //       dV += (P^T keep) dO,  dK += dS^T Q      (A from registers; dO and Q
 //                                                read MN-major)
 //       dQ += dS K                              (dS^T staged in shared and
-//                                                read MN-major; f32 atomics)
+//                                                read MN-major; each dQ row
+//                                                added to the f32 accumulator
+//                                                by one bulk reduction)
 //     Two CTAs fit on a multiprocessor, so one's softmax overlaps the
 //     other's matrix products. lse of a fully masked row is -inf; it is
 //     stored as +inf here so that every probability of that row is
@@ -50,12 +52,18 @@ FUSE_DEVICE void unpack8(uint4 raw, f16, float *out) {
   }
 }
 
-/// dst[0] += a, dst[1] += b (8-byte aligned) in one sm_90 vector reduction:
-/// half the atomic instructions of two atomicAdds.
-FUSE_DEVICE void atomicAdd2(float *dst, float a, float b) {
-  asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(a),
-               "f"(b)
+/// global[0 .. bytes) += shared[0 .. bytes) (f32), element by element and
+/// atomically, by the copy engine: one instruction for a whole row of dQ
+/// instead of a vector atomic per two elements. Completes as a bulk group.
+FUSE_DEVICE void bulkReduceAdd(float *global, uint32_t shared, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
+               ::"l"(global), "r"(shared), "r"(bytes)
                : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/// Waits until the bulk groups of this thread have read their shared memory.
+FUSE_DEVICE void bulkWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
 } // namespace flash
@@ -135,8 +143,10 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
   const int group = p.qHeads / p.kvHeads;
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const uint32_t sK = (sharedBase + 1023) & ~1023u, sV = sK + KVTile::kBytes;
-  const uint32_t sQ = sV + KVTile::kBytes, sdO = sQ + 2 * QTile::kBytes;
-  const uint32_t sdS = sdO + 2 * QTile::kBytes;
+  // Q and dO of one buffer are adjacent: once a step's products are done,
+  // the pair stages that step's f32 dQ tile (M x D x 4 bytes).
+  const uint32_t sQ = sV + KVTile::kBytes;
+  const uint32_t sdS = sQ + 4 * QTile::kBytes;
   unsigned char *dsTile = fuseFlashShared + (sdS - sharedBase);
   float *sLse = reinterpret_cast<float *>(dsTile + DsTile::kBytes);
   float *sDelta = sLse + 2 * M;
@@ -153,10 +163,10 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
     const int h = kvh * group + it / tilesPerHead;
     const int m0 = mStart + (it % tilesPerHead) * M;
     const long long row = static_cast<long long>(b * p.qHeads + h) * p.tq + m0;
-    wgmma::loadTile<T, M, D, kFlashBackwardThreads>(sQ + buf * QTile::kBytes,
+    wgmma::loadTile<T, M, D, kFlashBackwardThreads>(sQ + 2 * buf * QTile::kBytes,
                                                     q + p.q.at(b, h, m0), p.q.t, p.tq - m0);
     wgmma::loadTile<T, M, D, kFlashBackwardThreads>(
-        sdO + buf * QTile::kBytes, dout + p.dout.at(b, h, m0), p.dout.t, p.tq - m0);
+        sQ + (2 * buf + 1) * QTile::kBytes, dout + p.dout.at(b, h, m0), p.dout.t, p.tq - m0);
     for (int r = threadIdx.x; r < M; r += kFlashBackwardThreads) {
       const bool ok = m0 + r < p.tq;
       const float l = ok ? lse[row + r] : infinity();
@@ -193,7 +203,7 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
     const int h = kvh * group + it / tilesPerHead;
     const int m0 = mStart + (it % tilesPerHead) * M;
     const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
-    const uint32_t qb = sQ + buf * QTile::kBytes, dob = sdO + buf * QTile::kBytes;
+    const uint32_t qb = sQ + 2 * buf * QTile::kBytes, dob = qb + QTile::kBytes;
 
     // S^T = K Q^T, then dP^T = V dO^T: the probabilities are computed while
     // the second product runs.
@@ -278,8 +288,11 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
     __syncthreads();
 
     // dQ (this tile's 64 queries) += dS K, 64 columns at a time; A = dS is
-    // the dS^T tile read MN-major, B = K read MN-major.
-    const int qi = m0 + warp * 16 + g;
+    // the dS^T tile read MN-major, B = K read MN-major. Each part is staged
+    // in f32 over this step's Q and dO (their products are done once the
+    // first wait returns), then every row is added to the accumulator in
+    // global memory by one bulk reduction.
+    unsigned char *dqTile = fuseFlashShared + (qb - sharedBase);
 #pragma unroll
     for (int c = 0; c < D / 64; ++c) {
       float acc[32];
@@ -294,16 +307,22 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
       wgmma::pin(acc);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        if (qi + 8 * r >= p.tq)
-          continue;
-        float *dst = dqAccum + (headRow + qi + 8 * r) * D + c * 64 + 2 * t;
+        float *row = reinterpret_cast<float *>(dqTile) + (warp * 16 + g + 8 * r) * D + c * 64;
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
-          atomicAdd2(dst + nt * 8, acc[4 * nt + 2 * r], acc[4 * nt + 2 * r + 1]);
+          *reinterpret_cast<float2 *>(row + nt * 8 + 2 * t) =
+              make_float2(acc[4 * nt + 2 * r], acc[4 * nt + 2 * r + 1]);
       }
     }
+    wgmma::asyncProxyFence();
+    __syncthreads();
+    if (threadIdx.x < M && m0 + static_cast<int>(threadIdx.x) < p.tq)
+      bulkReduceAdd(dqAccum + (headRow + m0 + threadIdx.x) * D, qb + threadIdx.x * D * 4,
+                    D * 4);
     wgmma::pin(dvAcc);
     wgmma::pin(dkAcc);
+    if (threadIdx.x < M)
+      bulkWaitRead(); // the next step loads over the staged dQ
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();
     __syncthreads();

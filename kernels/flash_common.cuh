@@ -18,16 +18,23 @@ namespace fuse {
 /// inner step. Mirrored on the host by include/fuse/Codegen/
 /// FlashAttentionConfig.h (checked by a unit test).
 constexpr int kFlashBlockM = 128;
-constexpr int kFlashForwardBlockN = 128;
 constexpr int kFlashBlockN = 64;
 constexpr int kFlashBackwardBlockM = 64;
 constexpr int kFlashThreads = 256;
 constexpr int kFlashBackwardThreads = 128;
 
+/// Forward: key rows per inner step. 64 at head dim 64 keeps a CTA under
+/// 128 registers a thread, so two CTAs share a multiprocessor and one's
+/// softmax overlaps the other's products; 128 at head dim 128, where the
+/// products are long enough to hide it within the CTA.
+FUSE_HOST_DEVICE constexpr int flashForwardBlockN(int headDim) {
+  return headDim == 64 ? 64 : 128;
+}
+
 /// Dynamic shared memory of the forward: the Q tile, two K and two V tiles,
 /// and 1 KiB to align the swizzled tiles (flash_wgmma.cuh).
 FUSE_HOST_DEVICE constexpr int flashForwardSharedBytes(int headDim) {
-  return (kFlashBlockM + 4 * kFlashForwardBlockN) * headDim * 2 + 1024;
+  return (kFlashBlockM + 4 * flashForwardBlockN(headDim)) * headDim * 2 + 1024;
 }
 
 /// Dynamic shared memory of the backward: K, V, two Q and two dO tiles, the

@@ -4,13 +4,15 @@
 // One CTA of kFlashThreads (two warpgroups) per kFlashBlockM = 128 query
 // rows of one (batch, head); warpgroup w owns rows 64w .. 64w + 63, warp i
 // of it rows 16i .. 16i + 15 of those. The Q tile is read once into
-// swizzled shared memory; K and V tiles of kFlashForwardBlockN keys stream
-// through two shared buffers (cp.async: the next tile loads while this one
-// is multiplied). Per key tile and warpgroup: S = Q K^T (wgmma, both
+// swizzled shared memory; K and V tiles of flashForwardBlockN(D) keys stream
+// through two shared buffers each (cp.async: the next tiles load while
+// these are multiplied). Per key tile and warpgroup: S = Q K^T (wgmma, both
 // operands from shared memory), the online softmax in registers (running
 // max and sum in the log2 domain, so exp is one ex2), P rounded to T and fed
 // from registers as the A operand of O += P V (V read MN-major, i.e.
-// transposed, by the tensor cores). The T x T scores never exist in memory.
+// transposed, by the tensor cores). The product P V of one tile runs while
+// the softmax of the next is computed (FlashAttention-3's intra-warpgroup
+// pipelining). The T x T scores never exist in memory.
 //
 // Semantics (lib/Interpreter/AttentionEval.cpp): score = scale q.k + mask,
 // -inf where causal hides it (j > i); lse = the natural log-sum-exp of the
@@ -34,7 +36,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
                                        const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
-  constexpr int M = kFlashBlockM, N = kFlashForwardBlockN;
+  constexpr int M = kFlashBlockM, N = flashForwardBlockN(D);
   using QTile = wgmma::SwizzledTile<M, D>;
   using KVTile = wgmma::SwizzledTile<N, D>;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
@@ -54,11 +56,26 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
   const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
   const int tiles = (kvEnd + N - 1) / N;
 
+  // Shared buffers: K tile j in kBuf(j), V tile j in vBuf(j). Iteration j
+  // multiplies K_j and V_(j-1), and meanwhile loads K_(j+1) and V_j into
+  // the buffers of K_(j-1) and V_(j-2), both retired by the last barrier.
+  auto kBuf = [&](int j) { return sK + (j & 1) * KVTile::kBytes; };
+  auto vBuf = [&](int j) { return sV + (j & 1) * KVTile::kBytes; };
+  auto loadK = [&](int j) {
+    wgmma::loadTile<T, N, D, kFlashThreads>(kBuf(j), kHead + j * N * p.k.t, p.k.t,
+                                            p.tk - j * N);
+  };
+  auto loadV = [&](int j) {
+    wgmma::loadTile<T, N, D, kFlashThreads>(vBuf(j), vHead + j * N * p.v.t, p.v.t,
+                                            p.tk - j * N);
+  };
   wgmma::loadTile<T, M, D, kFlashThreads>(sQ, q + p.q.at(b, h, m0), p.q.t, p.tq - m0);
   if (tiles > 0) {
-    wgmma::loadTile<T, N, D, kFlashThreads>(sK, kHead, p.k.t, p.tk);
-    wgmma::loadTile<T, N, D, kFlashThreads>(sV, vHead, p.v.t, p.tk);
+    loadK(0);
+    loadV(0);
   }
+  if (tiles > 1)
+    loadK(1);
   cpAsyncCommit();
   cpAsyncWait<0>();
   wgmma::asyncProxyFence();
@@ -76,46 +93,42 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
   const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
   const float keepScale = 1.0f / (1.0f - p.dropoutP);
 
-  for (int kt = 0; kt < tiles; ++kt) {
-    const int n0 = kt * N, buf = kt & 1;
-    if (kt + 1 < tiles) {
-      const int next = n0 + N;
-      wgmma::loadTile<T, N, D, kFlashThreads>(sK + (buf ^ 1) * KVTile::kBytes,
-                                              kHead + next * p.k.t, p.k.t, p.tk - next);
-      wgmma::loadTile<T, N, D, kFlashThreads>(sV + (buf ^ 1) * KVTile::kBytes,
-                                              vHead + next * p.v.t, p.v.t, p.tk - next);
-    }
-    cpAsyncCommit();
-    const uint32_t kb = sK + buf * KVTile::kBytes, vb = sV + buf * KVTile::kBytes;
-
-    // S = Q K^T for this warpgroup's 64 rows.
-    float s[N / 2];
-    wgmma::fence();
+  float s[N / 2];      // scores of key tile j, then its probabilities
+  uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
+  auto issueScores = [&](int j) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
       wgmma::Mma<T, N>::template ss<0, 0>(s, wgmma::kMajor<M, D>(sQ, group * 64, kk * 16),
-                                          wgmma::kMajor<N, D>(kb, 0, kk * 16), kk > 0);
+                                          wgmma::kMajor<N, D>(kBuf(j), 0, kk * 16), kk > 0);
     wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::pin(s);
+  };
+  auto issueValues = [&](int j) {
+#pragma unroll
+    for (int kk = 0; kk < N / 16; ++kk)
+      wgmma::Mma<T, D>::template rs<1>(o, pa[kk], wgmma::mnMajor<N, D>(vBuf(j), kk * 16), 1);
+    wgmma::commit();
+  };
 
-    // Scores to the log2 domain; masks only where a tile needs them.
+  // Scores of tile j to probabilities (online softmax); alpha[r] rescales
+  // what O and the row sums held before.
+  auto softmax = [&](int j, float (&alpha)[2]) {
+    const int n0 = j * N;
+    // Masks only where a tile needs them.
     const bool edge = n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile);
 #pragma unroll
     for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = row0 + (e >> 1) * 8, j = n0 + nt * 8 + 2 * t + (e & 1);
+        const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
         float x = s[4 * nt + e] * scaleLog2;
-        if (mask && i < p.tq && j < p.tk)
+        if (mask && i < p.tq && jj < p.tk)
           x += toFloat(mask[b * p.maskStrideB + h * p.maskStrideH +
-                            i * p.maskStrideQ + j]) * kLog2e;
-        if (edge && (j >= p.tk || (p.causal && j > i)))
+                            i * p.maskStrideQ + jj]) * kLog2e;
+        if (edge && (jj >= p.tk || (p.causal && jj > i)))
           x = -infinity();
         s[4 * nt + e] = x;
       }
-
-    // Online softmax per row (a row's 4 threads are lanes 4g .. 4g + 3).
+    // Per row (a row's 4 threads are lanes 4g .. 4g + 3), in the log2 domain.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = rowMax[r];
@@ -126,7 +139,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       // All -inf so far: subtract 0 so exp gives 0, not NaN.
       const float base = mx == -infinity() ? 0.0f : mx;
-      const float alpha = exp2Approx(rowMax[r] - base);
+      alpha[r] = exp2Approx(rowMax[r] - base);
       rowMax[r] = mx;
       float sum = 0.0f;
 #pragma unroll
@@ -135,57 +148,86 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
         s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
         sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
       }
-      rowSum[r] = rowSum[r] * alpha + sum;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) {
-        o[4 * dt + 2 * r] *= alpha;
-        o[4 * dt + 2 * r + 1] *= alpha;
-      }
+      rowSum[r] = rowSum[r] * alpha[r] + sum;
     }
-
     // Dropout scales P after the sum (the normaliser is undropped).
     if (dropout) {
 #pragma unroll
       for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const int i = row0 + r * 8, j = n0 + nt * 8 + 2 * t;
-          if (i < p.tq && j < p.tk) {
+          const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
+          if (i < p.tq && jj < p.tk) {
             float k0, k1;
             dropoutKeepPair(dropSeed, dropOffset,
-                            static_cast<uint64_t>(headRow + i) * p.tk + j,
+                            static_cast<uint64_t>(headRow + i) * p.tk + jj,
                             p.dropoutP, keepScale, k0, k1);
             s[4 * nt + 2 * r] *= k0;
             s[4 * nt + 2 * r + 1] *= k1;
           }
         }
     }
-
-    // O += P V, P's accumulators repacked as A fragments.
-    uint32_t pa[N / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < N / 16; ++kk) {
-      pa[kk][0] = pack<T>(s[8 * kk + 0], s[8 * kk + 1]);
-      pa[kk][1] = pack<T>(s[8 * kk + 2], s[8 * kk + 3]);
-      pa[kk][2] = pack<T>(s[8 * kk + 4], s[8 * kk + 5]);
-      pa[kk][3] = pack<T>(s[8 * kk + 6], s[8 * kk + 7]);
-    }
-    wgmma::pin(o);
-    wgmma::fence();
+  };
+  // P of the tile just done, as A fragments of its P V.
+  auto packProbabilities = [&]() {
 #pragma unroll
     for (int kk = 0; kk < N / 16; ++kk)
-      wgmma::Mma<T, D>::template rs<1>(o, pa[kk], wgmma::mnMajor<N, D>(vb, kk * 16), 1);
-    wgmma::commit();
+#pragma unroll
+      for (int w = 0; w < 4; ++w)
+        pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+  };
+
+  // Tile 0 alone; then each iteration issues S_j = Q K_j^T and
+  // O += P_(j-1) V_(j-1) together and turns S_j into P_j while the second
+  // product runs: the softmax hides behind the tensor cores.
+  if (tiles > 0) {
+    float alpha[2];
+    wgmma::fence();
+    issueScores(0);
+    wgmma::wait<0>();
+    wgmma::pin(s);
+    softmax(0, alpha);
+    packProbabilities();
+  }
+  for (int j = 1; j < tiles; ++j) {
+    if (j + 1 < tiles)
+      loadK(j + 1);
+    loadV(j);
+    cpAsyncCommit();
+    wgmma::pin(o);
+    wgmma::fence();
+    issueScores(j);
+    issueValues(j - 1);
+    wgmma::wait<1>();
+    wgmma::pin(s);
+    float alpha[2];
+    softmax(j, alpha);
     wgmma::wait<0>();
     wgmma::pin(o);
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        o[4 * dt + 2 * r] *= alpha[r];
+        o[4 * dt + 2 * r + 1] *= alpha[r];
+      }
+    packProbabilities();
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();
     __syncthreads();
   }
+  if (tiles > 0) {
+    wgmma::pin(o);
+    wgmma::fence();
+    issueValues(tiles - 1);
+    wgmma::wait<0>();
+    wgmma::pin(o);
+  }
+  // The Q tile is staged over below: every warpgroup's reads of it are done.
+  __syncthreads();
 
-  // Normalise; stage the warp's 16 rows in its own rows of the Q tile (the
-  // loop's last barrier retired every read of it) so that the global stores
-  // are 16 bytes wide.
+  // Normalise; stage the warp's 16 rows in its own rows of the Q tile so
+  // that the global stores are 16 bytes wide.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float sum = rowSum[r];

@@ -54,11 +54,11 @@ std::string constantChecks() {
   };
   check("fuse::kFlashBlockM", kFlashBlockM);
   check("fuse::kFlashBlockN", kFlashBlockN);
-  check("fuse::kFlashForwardBlockN", kFlashForwardBlockN);
   check("fuse::kFlashThreads", kFlashThreads);
   check("fuse::kFlashBackwardThreads", kFlashBackwardThreads);
   check("fuse::kFlashBackwardBlockM", kFlashBackwardBlockM);
   for (int d : {64, 128}) {
+    check("fuse::flashForwardBlockN(" + std::to_string(d) + ")", flashForwardBlockN(d));
     check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
           flashForwardSharedBytes(d));
     check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")",

@@ -14,8 +14,6 @@ namespace fuse::codegen {
 
 /// Forward and the backward's preprocess / dQ conversion: query rows per CTA.
 constexpr int kFlashBlockM = 128;
-/// Forward: key rows per inner step (shared memory only).
-constexpr int kFlashForwardBlockN = 128;
 /// Backward: key rows per CTA.
 constexpr int kFlashBlockN = 64;
 /// Backward: query rows per inner step (shared memory only).
@@ -26,10 +24,13 @@ constexpr int kFlashThreads = 256;
 /// Threads of the backward's main launch (one warpgroup).
 constexpr int kFlashBackwardThreads = 128;
 
+/// Forward: key rows per inner step (shared memory only).
+constexpr int flashForwardBlockN(int headDim) { return headDim == 64 ? 64 : 128; }
+
 /// Dynamic shared memory of flashAttentionForward (above 48 KiB: the
-/// runtime opts in): 164,864 bytes at head dim 128, 82,944 at 64.
+/// runtime opts in): 164,864 bytes at head dim 128, 50,176 at 64.
 constexpr int flashForwardSharedBytes(int headDim) {
-  return (kFlashBlockM + 4 * kFlashForwardBlockN) * headDim * 2 + 1024;
+  return (kFlashBlockM + 4 * flashForwardBlockN(headDim)) * headDim * 2 + 1024;
 }
 
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
