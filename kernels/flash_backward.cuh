@@ -19,11 +19,11 @@
 //                                                read MN-major; each dQ row
 //                                                added to the f32 accumulator
 //                                                by one bulk reduction)
-//     Two CTAs fit on a multiprocessor, so one's softmax overlaps the
-//     other's matrix products. lse of a fully masked row is -inf; it is
-//     stored as +inf here so that every probability of that row is
-//     exp(-inf) = 0, like its output. Dropout draws the forward's Philox
-//     mask again (same element indices).
+//     Two CTAs (three at head dim 64) fit on a multiprocessor, so one's
+//     softmax overlaps another's matrix products. lse of a fully masked
+//     row is -inf; it is stored as +inf here so that every probability of
+//     that row is exp(-inf) = 0, like its output. Dropout draws the
+//     forward's Philox mask again (same element indices).
 //  3. flashBackwardConvertDq: dq = T(dqAccum).
 //
 //===----------------------------------------------------------------------===//

@@ -34,7 +34,8 @@ constexpr int flashForwardSharedBytes(int headDim) {
 }
 
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
-/// dim 128, 59,392 at 64 (two CTAs a multiprocessor either way).
+/// dim 128, 59,392 at 64 (room for two CTAs a multiprocessor at 128, three
+/// at 64).
 constexpr int flashBackwardSharedBytes(int headDim) {
   return (2 * kFlashBlockN + 4 * kFlashBackwardBlockM) * headDim * 2 +
          kFlashBlockN * kFlashBackwardBlockM * 2 + 4 * kFlashBackwardBlockM * 4 + 1024;
