@@ -13,10 +13,10 @@
 
 namespace fuse {
 
-/// Forward: query rows per CTA (two warpgroups of 64) and key rows per
-/// inner step. Backward: key rows per CTA (one warpgroup) and query rows per
-/// inner step. Mirrored on the host by include/fuse/Codegen/
-/// FlashAttentionConfig.h (checked by a unit test).
+/// Forward: query rows per CTA (two warpgroups of 64). Backward: key rows
+/// per CTA (one warpgroup) and query rows per inner step. Threads of each.
+/// Mirrored on the host by include/fuse/Codegen/FlashAttentionConfig.h
+/// (checked by a unit test).
 constexpr int kFlashBlockM = 128;
 constexpr int kFlashBlockN = 64;
 constexpr int kFlashBackwardBlockM = 64;

@@ -226,11 +226,10 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
     wgmma::wait<0>();
     wgmma::pin(o);
   }
-  // The Q tile is staged over below: every warpgroup's reads of it are done.
-  __syncthreads();
 
   // Normalise; stage the warp's 16 rows in its own rows of the Q tile so
-  // that the global stores are 16 bytes wide.
+  // that the global stores are 16 bytes wide. Only this warpgroup's
+  // products read those rows, and they are done.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float sum = rowSum[r];

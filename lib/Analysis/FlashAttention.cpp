@@ -22,11 +22,6 @@ std::string typeName(Type type) {
   return text;
 }
 
-/// The views a kernel can read its operands through.
-bool readsThrough(Operation *op) {
-  return isa<ReshapeOp, TransposeOp, SliceOp>(op);
-}
-
 /// The views a kernel can write its results through.
 bool writesThrough(Operation *op) {
   return isa<ReshapeOp, TransposeOp, ConcatOp>(op);
@@ -63,9 +58,9 @@ FailureOr<FlashAccess> traceOperand(Operation *attention, unsigned position,
   std::string role = roleName(attention, position, false);
   std::optional<StridedLayout> layout = rowMajorLayout(shapeOf(source));
   for (Operation *view : llvm::reverse(views)) {
-    if (readsThrough(view))
+    if (flashReadsThrough(view))
       layout = layoutOfViewResult(view, *layout);
-    if (!readsThrough(view) || !layout)
+    if (!flashReadsThrough(view) || !layout)
       return view->emitError()
              << "the attention's " << role
              << " is read through this op, which element strides cannot "
@@ -127,6 +122,10 @@ FailureOr<FlashAccess> traceResult(Operation *attention, unsigned position,
 
 } // namespace
 
+bool mlir::fuse::flashReadsThrough(Operation *view) {
+  return isa<ReshapeOp, TransposeOp, SliceOp>(view);
+}
+
 std::optional<std::string> mlir::fuse::flashIneligibility(Operation *attention) {
   auto forward = dyn_cast<AttentionOp>(attention);
   auto backward = dyn_cast<AttentionBackwardOp>(attention);
@@ -187,7 +186,7 @@ FailureOr<FlashFusionLayout> mlir::fuse::analyzeFlashFusion(FusionOp fusion) {
       if (result.attention)
         return op.emitError() << "an attention fusion holds one attention op";
       result.attention = &op;
-    } else if (readsThrough(&op) || writesThrough(&op)) {
+    } else if (flashReadsThrough(&op) || writesThrough(&op)) {
       result.hasViews = true;
     } else {
       return op.emitError()

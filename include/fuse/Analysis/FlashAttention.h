@@ -41,6 +41,10 @@ SmallVector<OpOperand *> flashStridedOperands(Operation *attention);
 /// The results they write by strides: o (not the log-sum-exp); dq, dk, dv.
 SmallVector<Value> flashStridedResults(Operation *attention);
 
+/// Whether the flash kernels can read an operand through `view`: a reshape,
+/// transpose or slice (fuse-form-fusions gathers exactly these).
+bool flashReadsThrough(Operation *view);
+
 /// Whether the flash kernels can address a [batch, heads, rows, D] tensor
 /// of `shape` stored with `layout`: D contiguous, 16-byte aligned rows.
 bool flashAddressable(ArrayRef<int64_t> shape, const StridedLayout &layout);

@@ -56,7 +56,7 @@ bool movesData(ArrayRef<Operation *> views) {
 SmallVector<Operation *> operandViews(Value operand) {
   SmallVector<Operation *> chain;
   for (Operation *view = operand.getDefiningOp();
-       view && isa<ReshapeOp, TransposeOp, SliceOp>(view);
+       view && flashReadsThrough(view);
        view = view->getOperand(0).getDefiningOp())
     chain.push_back(view);
   for (size_t length = chain.size(); length > 0; --length) {
