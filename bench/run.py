@@ -53,6 +53,8 @@ CONFIGS = {  # name: (model, batch, label)
     "bert32": ("bert", 32, "B32 T512"),
     "llama": ("llama", 8, "B8 T1024"),
 }
+MODES = ("train", "infer")
+SYSTEMS = ("eager", "inductor", "fuse")
 STEPS, WARMUP = 15, 3
 
 
@@ -157,22 +159,30 @@ def in_table_order(results):
     return sorted(results, key=key)
 
 
+def comma_list(parser, flag, text, allowed):
+    """The names in `text` (comma-separated), each one of `allowed`; an
+    unknown name is a usage error naming the flag."""
+    names = text.split(",")
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        parser.error(f"unknown {flag} value(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    return names
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
-    parser.add_argument("--modes", default="train,infer", help="comma-separated: train, infer")
-    parser.add_argument("--systems", default="eager,inductor,fuse")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: " + ", ".join(SYSTEMS))
     parser.add_argument("-o", "--output", help="default bench/results/<gpu>-<date>.json")
     parser.add_argument("--append", action="store_true",
                         help="continue the run in --output: keep its rows, measure only the missing ones")
     args = parser.parse_args(argv)
-    names = args.models.split(",")
-    unknown = [m for m in names if m not in CONFIGS]
-    if unknown:
-        parser.error(f"unknown model configuration(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    names = comma_list(parser, "--models", args.models, CONFIGS)
+    modes = comma_list(parser, "--modes", args.modes, MODES)
+    systems = comma_list(parser, "--systems", args.systems, SYSTEMS)
     if not torch.cuda.is_available():
         sys.exit("bench/run.py: no CUDA device; this benchmark times GPU steps")
-    systems = args.systems.split(",")
     device = torch.cuda.get_device_name()
     date = time.strftime("%Y-%m-%d")
     output = args.output or os.path.join(HERE, "results", f"{device.replace(' ', '-')}-{date}.json")
@@ -187,7 +197,7 @@ def main(argv=None):
     done = measured_rows(data)
     for name in names:
         model, batch, label = CONFIGS[name]
-        for mode in args.modes.split(","):
+        for mode in modes:
             if (model, label, mode) in done:
                 print(f"{model} {label} {mode}: in {output} already", file=sys.stderr)
                 continue

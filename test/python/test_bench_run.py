@@ -48,3 +48,12 @@ def test_rows_follow_the_configurations_then_train_before_infer(run):
     assert ordered == [("gpt2", "B8 T1024", "train", "fuse"), ("gpt2", "B8 T1024", "infer", "fuse"),
                        ("bert", "B4 T512", "train", "fuse"), ("bert", "B32 T512", "train", "eager"),
                        ("bert", "B32 T512", "train", "fuse"), ("llama", "B8 T1024", "infer", "fuse")]
+
+
+@pytest.mark.parametrize("flag,value", [("--models", "gpt2,gpt3"), ("--modes", "train,fly"),
+                                        ("--systems", "eager,jax")])
+def test_unknown_names_are_usage_errors(run, capsys, flag, value):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main([flag, value])
+    assert exit_info.value.code == 2
+    assert f"unknown {flag} value(s) {value.split(',')[1]}; choose from" in capsys.readouterr().err
