@@ -45,6 +45,22 @@ FUSE_HOST_DEVICE constexpr int flashBackwardSharedBytes(int headDim) {
          kFlashBlockN * kFlashBackwardBlockM * 2 + 4 * kFlashBackwardBlockM * 4 + 1024;
 }
 
+/// The warp-specialised forward (flash_forward_tma.cuh): a producer
+/// warpgroup and two consumers of 64 query rows, key tiles of 128 rows
+/// through two shared stages each for K and V.
+constexpr int kFlashTmaConsumers = 2;
+constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
+constexpr int kFlashTmaBlockN = 128;
+constexpr int kFlashTmaStages = 2;
+
+/// Its dynamic shared memory: the Q tile, the K and V stages, 1 KiB to
+/// align the swizzled tiles and the mbarriers (Q full; K / V full / empty
+/// per stage). 164,936 bytes at head dim 128.
+FUSE_HOST_DEVICE constexpr int flashForwardTmaSharedBytes(int headDim) {
+  return (kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
+         8 * (1 + 4 * kFlashTmaStages);
+}
+
 /// Where row t of head h of batch b of a [batch, heads, rows, D] operand
 /// starts, in elements; D is contiguous. The code generator passes the
 /// strides of the buffer the operand lives in, so q / k / v can be read
@@ -102,6 +118,17 @@ template <> FUSE_DEVICE uint32_t pack<bf16>(float lo, float hi) {
 template <> FUSE_DEVICE uint32_t pack<f16>(float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// An additive mask element as f32. For f16 a bare cvt: toFloat's NaN
+/// payload repair costs registers the warp-specialised forward does not
+/// have, and any NaN in a row's scores makes the row NaN whatever its
+/// payload.
+FUSE_DEVICE float maskValue(bf16 v) { return toFloat(v); }
+FUSE_DEVICE float maskValue(f16 v) {
+  float r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(v.bits));
   return r;
 }
 

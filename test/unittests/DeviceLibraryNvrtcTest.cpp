@@ -142,6 +142,48 @@ extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_fwd(
   fuse::flashAttentionForward<fuse::bf16, 64>(q, k, v, nullptr, s, s, o, l, p);
 }
 )cu"},
+      {"tensor_map.cuh", R"cu(
+extern "C" __global__ void fuse_test_tensor_map(const __grid_constant__ fuse::TensorMap m,
+                                                unsigned long long *o) {
+  o[threadIdx.x] = m.opaque[threadIdx.x % 16];
+}
+)cu"},
+      {"tma.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(256, 1) fuse_test_tma(
+    const __grid_constant__ fuse::TensorMap m, float *o) {
+  __shared__ __align__(1024) unsigned char tile[1024];
+  __shared__ __align__(8) unsigned long long barrier;
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
+  if (threadIdx.x == 0) {
+    fuse::tma::initBarrier(bar, 1);
+    fuse::tma::fenceBarrierInit();
+  }
+  __syncthreads();
+  if (threadIdx.x < 128) {
+    fuse::tma::lowerRegisters<24>();
+    if (threadIdx.x == 0) {
+      fuse::tma::prefetch(m);
+      fuse::tma::expectBytes(bar, 1024);
+      fuse::tma::load4d(s, m, bar, 0, 0, 0, 0);
+    }
+  } else {
+    fuse::tma::raiseRegisters<240>();
+    fuse::tma::wait(bar, 0);
+    fuse::tma::namedArrive<1>(128);
+    fuse::tma::namedSync<1>(128);
+    fuse::tma::arrive(bar);
+    o[threadIdx.x] = tile[threadIdx.x];
+  }
+}
+)cu"},
+      {"flash_forward_tma.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_fwd_tma(
+    const __grid_constant__ fuse::TensorMap q, const __grid_constant__ fuse::TensorMap k,
+    const __grid_constant__ fuse::TensorMap v, fuse::f16 *o, float *l, fuse::FlashParams p) {
+  fuse::flashAttentionForwardTma<fuse::f16, 128>(q, k, v, nullptr, nullptr, nullptr, o, l, p);
+}
+)cu"},
       {"flash_backward.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_bwd(
     const fuse::f16 *o, const fuse::f16 *d, float *dl, float *a,

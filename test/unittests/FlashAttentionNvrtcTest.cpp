@@ -31,6 +31,14 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          " *out, float *lse, fuse::FlashParams p) {\n"
          "  fuse::flashAttentionForward" + targs +
          "(q, k, v, mask, seed, offset, out, lse, p);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
+         "flash_fwd_tma_" + tag + "(const " + t +
+         " *mask, const long long *seed, const long long *offset, " + t +
+         " *out, float *lse, const __grid_constant__ fuse::TensorMap qMap, "
+         "const __grid_constant__ fuse::TensorMap kMap, "
+         "const __grid_constant__ fuse::TensorMap vMap, fuse::FlashParams p) {\n"
+         "  fuse::flashAttentionForwardTma" + targs +
+         "(qMap, kMap, vMap, mask, seed, offset, out, lse, p);\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
          " *out, const " + t + " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p);\n}\n"
@@ -57,12 +65,18 @@ std::string constantChecks() {
   check("fuse::kFlashThreads", kFlashThreads);
   check("fuse::kFlashBackwardThreads", kFlashBackwardThreads);
   check("fuse::kFlashBackwardBlockM", kFlashBackwardBlockM);
+  check("fuse::kFlashTmaConsumers", kFlashTmaConsumers);
+  check("fuse::kFlashTmaThreads", kFlashTmaThreads);
+  check("fuse::kFlashTmaBlockN", kFlashTmaBlockN);
+  check("fuse::kFlashTmaStages", kFlashTmaStages);
   for (int d : {64, 128}) {
     check("fuse::flashForwardBlockN(" + std::to_string(d) + ")", flashForwardBlockN(d));
     check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
           flashForwardSharedBytes(d));
     check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")",
           flashBackwardSharedBytes(d));
+    check("fuse::flashForwardTmaSharedBytes(" + std::to_string(d) + ")",
+          flashForwardTmaSharedBytes(d));
   }
   return s;
 }
@@ -82,6 +96,7 @@ TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
   // Shared memory stays within one H100 SM's 227 KiB opt-in limit.
   EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashBackwardSharedBytes(128), 227 * 1024);
+  EXPECT_LE(flashForwardTmaSharedBytes(128), 227 * 1024);
 }
 
 TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
@@ -93,7 +108,7 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
   fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
       fuse::runtime::compileWithNvrtc(source, "flash_all", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_EQ(module->kernels.size(), 16u) << module->log;
+  ASSERT_EQ(module->kernels.size(), 20u) << module->log;
   for (const fuse::runtime::KernelResources &kernel : module->kernels) {
     EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
     EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;

@@ -33,6 +33,19 @@ constexpr int flashForwardSharedBytes(int headDim) {
   return (kFlashBlockM + 4 * flashForwardBlockN(headDim)) * headDim * 2 + 1024;
 }
 
+/// flashAttentionForwardTma: a producer warpgroup and two consumers, key
+/// tiles of 128 rows through two shared stages.
+constexpr int kFlashTmaConsumers = 2;
+constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
+constexpr int kFlashTmaBlockN = 128;
+constexpr int kFlashTmaStages = 2;
+
+/// Its dynamic shared memory: 164,936 bytes at head dim 128.
+constexpr int flashForwardTmaSharedBytes(int headDim) {
+  return (kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
+         8 * (1 + 4 * kFlashTmaStages);
+}
+
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
 /// dim 128, 59,392 at 64 (room for two CTAs a multiprocessor at 128, three
 /// at 64).
