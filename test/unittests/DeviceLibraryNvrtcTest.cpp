@@ -155,6 +155,13 @@ extern "C" __global__ void fuse_test_flash_attention(int *o) {
   o[0] = fuse::kFlashBlockM;
 }
 )cu"},
+      {"tensor_map.cuh", R"cu(
+extern "C" __global__ void fuse_test_tensor_map(unsigned long long *out,
+    const __grid_constant__ fuse::TensorMap map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
+  out[threadIdx.x] = map.opaque[threadIdx.x % 16];
+}
+)cu"},
       {"attention_softmax.cuh", R"cu(
 template <typename T>
 __device__ void fuseTestAttention(const float *s, float *lse, const float *dp,
