@@ -1,11 +1,19 @@
 // fuse-depends:
-//===- tensor_map.cuh - The TMA descriptor as a kernel parameter ----------===//
+//===- tensor_map.cuh - A TMA tensor map as a kernel parameter ------------===//
 //
-// A CUtensorMap: 128 opaque bytes, 64-byte aligned, that the executor
-// encodes at launch (cuTensorMapEncodeTiled, from a KernelLaunch's
-// tensorMaps) and passes by value after the pointer parameters. Kernels
-// declare it `const __grid_constant__ fuse::TensorMap`, so its address is
-// the parameter's own and the copy engine reads it from there.
+// Hopper's bulk tensor copies (cp.async.bulk.tensor) address global memory
+// through a CUtensorMap: a 128-byte opaque descriptor, 64-byte aligned, that
+// the executor encodes at every launch with cuTensorMapEncodeTiled (the
+// pointers are known only at run time; runtime::TensorMapArg describes it).
+// NVRTC has no include path, so cuda.h's CUtensorMap is mirrored here.
+//
+// A kernel takes it after its pointer parameters, in the order of
+// KernelLaunch::tensorMaps, as
+//   const __grid_constant__ fuse::TensorMap name
+// __grid_constant__ keeps the parameter in parameter space, where its
+// generic address is what cp.async.bulk.tensor and prefetch.tensormap take;
+// without it the kernel would copy the map to local memory, which TMA
+// cannot read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +25,9 @@ namespace fuse {
 struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
+
+static_assert(sizeof(TensorMap) == 128 && alignof(TensorMap) == 64,
+              "fuse::TensorMap must match CUtensorMap");
 
 } // namespace fuse
 

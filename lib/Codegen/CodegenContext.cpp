@@ -31,11 +31,28 @@ void KernelParams::markAliased(int index, DType dtype) {
   declarations[index] = "const " + storageType(dtype) + " *" + name;
 }
 
-std::string kernelSignature(const KernelParams &params, int threadsPerBlock) {
+std::string KernelParams::addTensorMap(const std::string &prefix,
+                                       const runtime::TensorMapArg &map) {
+  std::string name = prefix + std::to_string(tensorMaps.size());
+  tensorMapDeclarations.push_back("const __grid_constant__ fuse::TensorMap " +
+                                  name);
+  tensorMaps.push_back(map);
+  return name;
+}
+
+std::string kernelSignature(const KernelParams &params, int threadsPerBlock,
+                            int minBlocksPerMultiprocessor) {
+  std::string bounds = std::to_string(threadsPerBlock);
+  if (minBlocksPerMultiprocessor > 0)
+    bounds += ", " + std::to_string(minBlocksPerMultiprocessor);
   std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(threadsPerBlock) + ") @KERNEL@(";
-  for (auto [i, declaration] : llvm::enumerate(params.declarations))
-    text += (i ? ", " : "") + declaration;
+                     bounds + ") @KERNEL@(";
+  // The runtime passes the pointers of KernelLaunch::args, then the maps.
+  size_t count = 0;
+  for (const std::string &declaration : params.declarations)
+    text += (count++ ? ", " : "") + declaration;
+  for (const std::string &declaration : params.tensorMapDeclarations)
+    text += (count++ ? ", " : "") + declaration;
   return text + ") {\n";
 }
 
@@ -110,6 +127,10 @@ void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
     body.replace(at, 8, kernel.name);
     kernel.body = "// " + kernel.name + ": " + kernelComment + "\n" + body;
     kernel.helpers = spec.helpers;
+    // The signature names fuse::TensorMap.
+    if (!spec.tensorMaps.empty() &&
+        !llvm::is_contained(kernel.helpers, "tensor_map.cuh"))
+      kernel.helpers.push_back("tensor_map.cuh");
     kernelIndex = static_cast<int64_t>(executable_.kernels.size());
     executable_.kernels.push_back(std::move(kernel));
     kernelByBody_[spec.body] = kernelIndex;
@@ -120,6 +141,7 @@ void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
   launch.block = spec.block;
   launch.sharedBytes = spec.sharedBytes;
   launch.args = spec.args;
+  launch.tensorMaps = spec.tensorMaps;
   runtime::Step step;
   step.kind = runtime::Step::Kind::Launch;
   step.index = static_cast<int64_t>(executable_.launches.size());

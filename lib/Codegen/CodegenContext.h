@@ -36,7 +36,8 @@ struct ValueLocation {
 };
 
 /// A kernel a template produced, before deduplication. `body` names the
-/// kernel `@KERNEL@`.
+/// kernel `@KERNEL@`. Its parameters are the pointers of `args`, then the
+/// tensor maps of `tensorMaps` (kernelSignature declares them so).
 struct KernelSpec {
   /// Names the kernel: fuse_<kind>_<n>.
   std::string kind;
@@ -46,17 +47,28 @@ struct KernelSpec {
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t sharedBytes = 0;
   std::vector<runtime::BufferRef> args;
+  std::vector<runtime::TensorMapArg> tensorMaps;
 };
 
-/// Kernel parameters collected while a template runs.
+/// Kernel parameters collected while a template runs: pointers (one
+/// declaration per entry of `args`, index for index), then tensor maps (one
+/// declaration per entry of `tensorMaps`), the order in which the runtime
+/// passes them.
 struct KernelParams {
   std::vector<std::string> declarations;
   std::vector<runtime::BufferRef> args;
+  std::vector<std::string> tensorMapDeclarations;
+  std::vector<runtime::TensorMapArg> tensorMaps;
   std::string add(const std::string &prefix, DType dtype, bool isConst,
                   const runtime::BufferRef &ref);
   /// Declares parameter `index` (a const input) without __restrict__: an
   /// output of the same kernel writes its memory.
   void markAliased(int index, DType dtype);
+  /// A TMA tensor map parameter, `const __grid_constant__ fuse::TensorMap
+  /// <prefix><n>` (kernels/tensor_map.cuh; addLaunch adds the helper);
+  /// returns its name.
+  std::string addTensorMap(const std::string &prefix,
+                           const runtime::TensorMapArg &map);
 };
 
 class CodegenContext {
@@ -76,7 +88,9 @@ public:
   runtime::BufferRef workspace(int64_t bytes);
   void beginStep() { workspaceUsed_ = 0; }
 
-  /// Adds a launch of `spec` (deduplicated kernel) as the next step.
+  /// Adds a launch of `spec` (deduplicated kernel) as the next step. Kernels
+  /// are shared by body; the tensor maps, like the args, belong to the
+  /// launch.
   void addLaunch(const KernelSpec &spec, const std::string &label,
                  const std::string &kernelComment, double flops, double bytes);
   void addGemm(const runtime::GemmStep &gemm, const std::string &label,
@@ -109,8 +123,12 @@ private:
   int64_t workspaceUsed_ = 0;
 };
 
-/// `extern "C" __global__ void @KERNEL@(params) {` with launch bounds.
-std::string kernelSignature(const KernelParams &params, int threadsPerBlock);
+/// `extern "C" __global__ void @KERNEL@(params) {` with launch bounds:
+/// `__launch_bounds__(threadsPerBlock)`, or with `minBlocksPerMultiprocessor`
+/// > 0 `__launch_bounds__(threadsPerBlock, minBlocksPerMultiprocessor)`.
+/// Pointer parameters come first, then tensor maps.
+std::string kernelSignature(const KernelParams &params, int threadsPerBlock,
+                            int minBlocksPerMultiprocessor = 0);
 
 /// "loop: cast, add, mul (model.py:34, model.py:35)": what a fusion or op
 /// computes and where it comes from, for plans and kernel comments.

@@ -59,6 +59,26 @@ const char *epilogueName(GemmStep::Epilogue epilogue) {
   return "?";
 }
 
+const char *swizzleName(TensorMapArg::Swizzle swizzle) {
+  switch (swizzle) {
+  case TensorMapArg::Swizzle::None: return "none";
+  case TensorMapArg::Swizzle::B32: return "32B";
+  case TensorMapArg::Swizzle::B64: return "64B";
+  case TensorMapArg::Swizzle::B128: return "128B";
+  }
+  return "?";
+}
+
+uint32_t swizzleBytes(TensorMapArg::Swizzle swizzle) {
+  switch (swizzle) {
+  case TensorMapArg::Swizzle::None: return 0;
+  case TensorMapArg::Swizzle::B32: return 32;
+  case TensorMapArg::Swizzle::B64: return 64;
+  case TensorMapArg::Swizzle::B128: return 128;
+  }
+  return 0;
+}
+
 namespace {
 
 /// Collects the first problem found; every check below returns early once
@@ -84,6 +104,7 @@ private:
   bool checkRef(const BufferRef &ref, int64_t bytes, const std::string &where);
   bool checkSpec(const TensorSpec &spec, const std::string &where);
   bool checkKernels();
+  bool checkTensorMap(const TensorMapArg &map, const std::string &where);
   bool checkLaunch(size_t index);
   bool checkGemm(size_t index);
   bool checkSteps();
@@ -197,7 +218,80 @@ bool Validator::checkLaunch(size_t index) {
   for (size_t a = 0; a < launch.args.size(); ++a)
     if (!checkRef(launch.args[a], 0, where + " argument " + std::to_string(a)))
       return false;
+  for (size_t m = 0; m < launch.tensorMaps.size(); ++m)
+    if (!checkTensorMap(launch.tensorMaps[m],
+                        where + " tensor map " + std::to_string(m)))
+      return false;
   return true;
+}
+
+/// The requirements cuTensorMapEncodeTiled documents for a tiled map without
+/// interleave (cuda.h), checked here so that a bad map is refused when the
+/// executable is loaded, naming the launch and the map, rather than failing
+/// in the driver at the first run. The base pointer's own alignment is known
+/// only at run time; the executor checks it.
+bool Validator::checkTensorMap(const TensorMapArg &map,
+                               const std::string &where) {
+  const uint64_t elementBytes = dtypeSize(map.dtype);
+  const std::string dtype = dtypeName(map.dtype);
+  if (map.rank < 1 || map.rank > 5)
+    return fail(where + " has rank " + std::to_string(map.rank) +
+                " (1 to 5)");
+  for (uint32_t d = 0; d < map.rank; ++d)
+    if (map.dims[d] == 0 || map.dims[d] > (uint64_t(1) << 32))
+      return fail(where + ": dims[" + std::to_string(d) + "] is " +
+                  std::to_string(map.dims[d]) + " (each must be 1 to 2^32)");
+  for (uint32_t d = 0; d + 1 < map.rank; ++d) {
+    std::string stride = where + ": strides[" + std::to_string(d) + "] is " +
+                         std::to_string(map.strides[d]) + " bytes";
+    if (map.strides[d] % 16 != 0)
+      return fail(stride + ", not a multiple of 16");
+    if (map.strides[d] >= (uint64_t(1) << 40))
+      return fail(stride + " (must be below 2^40)");
+  }
+  // Rows of the innermost dimension must not overlap. Outer strides may come
+  // in any order (a [B, T, H, D] tensor read as {D, T, H, B} has a head
+  // stride smaller than its row stride), so only the first is compared.
+  if (map.rank > 1 && map.strides[0] < map.dims[0] * elementBytes)
+    return fail(where + ": strides[0] is " + std::to_string(map.strides[0]) +
+                " bytes, less than a row of dims[0] = " +
+                std::to_string(map.dims[0]) + " " + dtype + " elements (" +
+                std::to_string(map.dims[0] * elementBytes) + " bytes)");
+  for (uint32_t d = 0; d < map.rank; ++d)
+    if (map.box[d] < 1 || map.box[d] > 256)
+      return fail(where + ": box[" + std::to_string(d) + "] is " +
+                  std::to_string(map.box[d]) + " (each must be 1 to 256)");
+  const uint64_t boxRow = map.box[0] * elementBytes;
+  const std::string boxText = where + ": box[0] is " +
+                              std::to_string(map.box[0]) + " " + dtype +
+                              " elements (" + std::to_string(boxRow) +
+                              " bytes)";
+  if (boxRow % 16 != 0)
+    return fail(boxText + ", not a multiple of 16 bytes");
+  if (map.swizzle > TensorMapArg::Swizzle::B128)
+    return fail(where + " has an unknown swizzle " +
+                std::to_string(static_cast<int>(map.swizzle)));
+  if (map.swizzle != TensorMapArg::Swizzle::None &&
+      boxRow > swizzleBytes(map.swizzle))
+    return fail(boxText + ", more than the " + swizzleName(map.swizzle) +
+                " swizzle's span of " +
+                std::to_string(swizzleBytes(map.swizzle)) + " bytes");
+  if (map.base.offset % 16 != 0)
+    return fail(where + ": base offset " + str(map.base.offset) +
+                " is not a multiple of 16 bytes");
+  // TMA bounds-checks coordinates against `dims` only, never against the
+  // buffer: every element inside the dims must be in the buffer. The sum is
+  // kept below 2^62 so that it cannot wrap (dims < 2^33, strides < 2^40).
+  const uint64_t limit = uint64_t(1) << 62;
+  uint64_t extent = elementBytes;
+  for (uint32_t d = 0; d < map.rank; ++d) {
+    uint64_t stride = d == 0 ? elementBytes : map.strides[d - 1];
+    uint64_t last = map.dims[d] - 1;
+    if (last != 0 && stride > (limit - extent) / last)
+      return fail(where + " spans more than 2^62 bytes");
+    extent += last * stride;
+  }
+  return checkRef(map.base, static_cast<int64_t>(extent), where);
 }
 
 bool isGemmFloat(DType dtype) {
@@ -325,6 +419,8 @@ std::vector<int64_t> outputLastUse(const Executable &executable) {
     case Step::Kind::Launch:
       for (const BufferRef &arg : executable.launches[step.index].args)
         use(arg, i);
+      for (const TensorMapArg &map : executable.launches[step.index].tensorMaps)
+        use(map.base, i);
       break;
     case Step::Kind::Gemm: {
       const GemmStep &gemm = executable.gemms[step.index];

@@ -7,9 +7,11 @@
 //   entry arch inputs outputs constants arenaBytes workspaceBytes
 //   kernels launches gemms fills copies steps helperSources
 //
-// in exactly the order of the fields of Executable; enums are one byte,
-// floats their bit pattern. Bump kFormatVersion whenever anything here
-// changes: an old file is then refused with a message instead of misread.
+// in exactly the order of the fields of Executable (a launch: kernel, grid,
+// block, shared bytes, args, tensor maps); enums are one byte, floats their
+// bit pattern. Bump kFormatVersion whenever anything here changes: an old
+// file is then refused with a message instead of misread (version 2 added
+// the launches' tensor maps).
 // Reading checks every enum value, then validateExecutable checks indices and
 // extents, so what comes out is safe to run.
 //
@@ -32,7 +34,7 @@ using detail::ByteWriter;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 
 //===-------------------------------- Writing -----------------------------===//
 
@@ -48,6 +50,21 @@ void writeRef(ByteWriter &w, const BufferRef &ref) {
   w.u8(static_cast<uint8_t>(ref.kind));
   w.i64(ref.index);
   w.i64(ref.offset);
+}
+
+/// Every entry of dims, strides and box, those past the rank included, so
+/// that a round trip gives back an equal TensorMapArg.
+void writeTensorMap(ByteWriter &w, const TensorMapArg &map) {
+  writeRef(w, map.base);
+  w.u8(static_cast<uint8_t>(map.dtype));
+  w.u32(map.rank);
+  for (uint64_t v : map.dims)
+    w.u64(v);
+  for (uint64_t v : map.strides)
+    w.u64(v);
+  for (uint32_t v : map.box)
+    w.u32(v);
+  w.u8(static_cast<uint8_t>(map.swizzle));
 }
 
 void writeGemm(ByteWriter &w, const GemmStep &g) {
@@ -106,6 +123,25 @@ BufferRef readRef(ByteReader &r) {
   ref.index = r.i64("buffer index");
   ref.offset = r.i64("buffer offset");
   return ref;
+}
+
+/// Bytes of one tensor map in the file (bounds the count read for them).
+constexpr size_t kTensorMapBytes = 17 + 1 + 4 + 5 * 8 + 4 * 8 + 5 * 4 + 1;
+
+TensorMapArg readTensorMap(ByteReader &r) {
+  TensorMapArg map;
+  map.base = readRef(r);
+  map.dtype = readDType(r, "tensor map dtype");
+  map.rank = r.u32("tensor map rank");
+  for (uint64_t &v : map.dims)
+    v = r.u64("tensor map dims");
+  for (uint64_t &v : map.strides)
+    v = r.u64("tensor map strides");
+  for (uint32_t &v : map.box)
+    v = r.u32("tensor map box");
+  map.swizzle =
+      readEnum(r, "tensor map swizzle", TensorMapArg::Swizzle::B128);
+  return map;
 }
 
 GemmStep readGemm(ByteReader &r) {
@@ -177,6 +213,9 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.u64(launch.args.size());
     for (const BufferRef &ref : launch.args)
       writeRef(w, ref);
+    w.u64(launch.tensorMaps.size());
+    for (const TensorMapArg &map : launch.tensorMaps)
+      writeTensorMap(w, map);
   }
   w.u64(exe.gemms.size());
   for (const GemmStep &gemm : exe.gemms)
@@ -244,7 +283,7 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
                [&] { return r.str("helper name"); });
     return kernel;
   });
-  readVector(r, "launches", 44, exe.launches, [&] {
+  readVector(r, "launches", 52, exe.launches, [&] {
     KernelLaunch launch;
     launch.kernel = r.i64("launch kernel");
     for (uint32_t &v : launch.grid)
@@ -254,6 +293,8 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
     launch.sharedBytes = r.u32("launch shared bytes");
     readVector(r, "launch arguments", 17, launch.args,
                [&] { return readRef(r); });
+    readVector(r, "launch tensor maps", kTensorMapBytes, launch.tensorMaps,
+               [&] { return readTensorMap(r); });
     return launch;
   });
   readVector(r, "gemms", 195, exe.gemms, [&] { return readGemm(r); });

@@ -10,6 +10,12 @@
 // any capture, and reports a bad launch with the step that made it; later
 // runs capture once per pointer set and replay.
 //
+// Launches with TMA tensor maps get them encoded (TensorMapEncoder.h) from
+// the pointers of the run being enqueued, every time: a captured graph holds
+// the maps of the pointers it was captured with, and a new pointer set is
+// captured anew, so its kernel nodes get fresh maps as they get fresh
+// pointer arguments.
+//
 // FUSE_SYNC_STEPS=1 in the environment turns graphs off and synchronizes
 // after every step, so an asynchronous fault (an illegal address in a kernel)
 // is reported with the step that caused it.
@@ -27,6 +33,9 @@
 #include "GemmRunner.h"
 #include "KernelLoader.h"
 #include "ModuleCompiler.h"
+#include "TensorMapEncoder.h"
+
+#include "fuse/Runtime/ExecutableIO.h"
 
 #include <algorithm>
 #include <cctype>
@@ -283,6 +292,10 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
                                     const std::function<Status(size_t)> *before,
                                     const std::function<Status(size_t)> *after) {
   std::vector<void *> values, params;
+  // CUtensorMap is alignas(64): the vector's storage is too (C++17 aligned
+  // new), as cuTensorMapEncodeTiled requires. cudaLaunchKernel copies the
+  // parameters, so these may be reused by the next launch.
+  std::vector<CUtensorMap> maps;
   bool capturing = false;
   if (!signals.empty()) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -301,11 +314,25 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
     switch (step.kind) {
     case Step::Kind::Launch: {
       const KernelLaunch &launch = exe.launches[step.index];
-      values.resize(launch.args.size());
-      params.resize(launch.args.size());
-      for (size_t a = 0; a < launch.args.size(); ++a) {
+      // Parameters: the pointers of `args`, then the tensor maps by value.
+      size_t pointers = launch.args.size();
+      values.resize(pointers);
+      maps.resize(launch.tensorMaps.size());
+      params.resize(pointers + maps.size());
+      for (size_t a = 0; a < pointers; ++a) {
         values[a] = resolve(launch.args[a], inputs, outputs);
         params[a] = &values[a];
+      }
+      for (size_t m = 0; m < maps.size(); ++m) {
+        const TensorMapArg &map = launch.tensorMaps[m];
+        Status encoded = detail::encodeTensorMap(
+            map, resolve(map.base, inputs, outputs), &maps[m]);
+        if (!encoded.ok())
+          return Status::failure(
+              "launching " + describeStep(i) + ": tensor map " +
+              std::to_string(m) + " over " + formatBufferRef(exe, map.base) +
+              ": " + encoded.message());
+        params[pointers + m] = &maps[m];
       }
       dim3 grid(launch.grid[0], launch.grid[1], launch.grid[2]);
       dim3 block(launch.block[0], launch.block[1], launch.block[2]);

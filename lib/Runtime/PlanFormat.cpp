@@ -47,6 +47,33 @@ std::string formatSpecs(const std::vector<TensorSpec> &specs) {
   return text;
 }
 
+/// "(64,100)": the first `count` entries.
+template <typename T, size_t N>
+std::string formatTuple(const std::array<T, N> &values, size_t count) {
+  std::string text = "(";
+  for (size_t i = 0; i < count && i < N; ++i)
+    text += (i ? "," : "") + std::to_string(values[i]);
+  return text + ")";
+}
+
+/// "input 0 (x) bf16 dims=(64,100) strides=(128) box=(64,32) swizzle=128B",
+/// dimensions innermost first as in TensorMapArg. A rank out of range prints
+/// as is, with the entries the arrays have.
+std::string formatTensorMap(const Executable &exe, const TensorMapArg &map) {
+  size_t rank = map.rank;
+  std::string text = formatBufferRef(exe, map.base) + " " +
+                     dtypeName(map.dtype) +
+                     (rank < 1 || rank > 5 ? " rank=" + std::to_string(rank)
+                                           : std::string()) +
+                     " dims=" + formatTuple(map.dims, rank);
+  if (rank > 1)
+    text += " strides=" + formatTuple(map.strides, rank - 1);
+  text += " box=" + formatTuple(map.box, rank);
+  if (map.swizzle != TensorMapArg::Swizzle::None)
+    text += std::string(" swizzle=") + swizzleName(map.swizzle);
+  return text;
+}
+
 std::string formatLaunch(const Executable &exe, int64_t index) {
   const KernelLaunch *launch = at(exe.launches, index);
   if (!launch)
@@ -61,7 +88,15 @@ std::string formatLaunch(const Executable &exe, int64_t index) {
           " smem=" + std::to_string(launch->sharedBytes) + " args=[";
   for (size_t a = 0; a < launch->args.size(); ++a)
     text += (a ? ", " : "") + formatBufferRef(exe, launch->args[a]);
-  return text + "]";
+  text += "]";
+  // Only where there are maps: plans of launches without them read as before.
+  if (!launch->tensorMaps.empty()) {
+    text += " maps=[";
+    for (size_t m = 0; m < launch->tensorMaps.size(); ++m)
+      text += (m ? ", " : "") + formatTensorMap(exe, launch->tensorMaps[m]);
+    text += "]";
+  }
+  return text;
 }
 
 std::string formatGemm(const Executable &exe, int64_t index) {

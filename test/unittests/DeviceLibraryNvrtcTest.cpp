@@ -142,12 +142,6 @@ extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_fwd(
   fuse::flashAttentionForward<fuse::bf16, 64>(q, k, v, nullptr, s, s, o, l, p);
 }
 )cu"},
-      {"tensor_map.cuh", R"cu(
-extern "C" __global__ void fuse_test_tensor_map(const __grid_constant__ fuse::TensorMap m,
-                                                unsigned long long *o) {
-  o[threadIdx.x] = m.opaque[threadIdx.x % 16];
-}
-)cu"},
       {"tma.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(256, 1) fuse_test_tma(
     const __grid_constant__ fuse::TensorMap m, float *o) {
@@ -195,6 +189,13 @@ extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_bwd(
       {"flash_attention.cuh", R"cu(
 extern "C" __global__ void fuse_test_flash_attention(int *o) {
   o[0] = fuse::kFlashBlockM;
+}
+)cu"},
+      {"tensor_map.cuh", R"cu(
+extern "C" __global__ void fuse_test_tensor_map(unsigned long long *out,
+    const __grid_constant__ fuse::TensorMap map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
+  out[threadIdx.x] = map.opaque[threadIdx.x % 16];
 }
 )cu"},
       {"attention_softmax.cuh", R"cu(

@@ -82,6 +82,7 @@ TEST(DeviceLibrary, DocumentedDependencies) {
   EXPECT_EQ(deviceLibraryFile("math.cuh").dependsOn, Names{"common.cuh"});
   EXPECT_EQ(deviceLibraryFile("vector_io.cuh").dependsOn, Names{"common.cuh"});
   EXPECT_EQ(deviceLibraryFile("reductions.cuh").dependsOn, Names{"common.cuh"});
+  EXPECT_EQ(deviceLibraryFile("tensor_map.cuh").dependsOn, Names{});
   EXPECT_EQ(deviceLibraryFile("attention_softmax.cuh").dependsOn,
             (Names{"common.cuh", "reductions.cuh", "vector_io.cuh"}));
 }

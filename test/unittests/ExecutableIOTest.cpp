@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <unistd.h>
 
@@ -94,7 +95,29 @@ TEST(ExecutableIO, WrongVersion) {
   bytes[8] = 99; // the u32 after the 8-byte magic
   std::string message = errorOf(bytes);
   EXPECT_THAT(message, HasSubstr("model.fexe: executable format version 99"));
-  EXPECT_THAT(message, HasSubstr("reads version 1"));
+  EXPECT_THAT(message, HasSubstr("reads version 2"));
+}
+
+// Version 1 had no tensor maps: such a file is refused as a whole, with the
+// way out, rather than misread.
+TEST(ExecutableIO, VersionOneIsRefusedWithTheWayOut) {
+  std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
+  bytes[8] = 1;
+  EXPECT_EQ(errorOf(bytes),
+            "model.fexe: executable format version 1, but this build of Fuse "
+            "reads version 2 (compile the graph again)");
+}
+
+TEST(ExecutableIO, RoundTripKeepsTensorMaps) {
+  Executable exe = makeRichExecutable();
+  ASSERT_EQ(exe.launches[0].tensorMaps.size(), 5u);
+  StatusOr<Executable> back =
+      deserializeExecutable(serializeExecutable(exe), "memory");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  // Every entry, those past the rank included.
+  EXPECT_EQ(back->launches[0].tensorMaps, exe.launches[0].tensorMaps);
+  EXPECT_TRUE(back->launches[1].tensorMaps.empty());
+  EXPECT_EQ(back->launches[0].tensorMaps[2].dims[3], 7u);
 }
 
 TEST(ExecutableIO, EveryTruncationIsRefused) {
@@ -153,6 +176,24 @@ TEST(ExecutableIO, OutOfRangeEnumsAreRefused) {
   size_t label = find(badStep, "zero: grad");
   badStep[label - 8 - 8 - 1] = 4;
   EXPECT_THAT(errorOf(badStep), HasSubstr("invalid step kind 4 (at most 3)"));
+
+  // A tensor map is 115 bytes and ends with its swizzle. The map count of
+  // the first launch is the first byte where an executable with one map
+  // there differs from one with none.
+  Executable none = makeRichExecutable(), one = makeRichExecutable();
+  none.launches[0].tensorMaps.clear();
+  one.launches[0].tensorMaps.resize(1);
+  std::vector<uint8_t> without = serializeExecutable(none);
+  std::vector<uint8_t> badSwizzle = serializeExecutable(one);
+  size_t count = std::mismatch(without.begin(), without.end(),
+                               badSwizzle.begin())
+                     .first -
+                 without.begin();
+  ASSERT_EQ(badSwizzle[count], 1);
+  ASSERT_EQ(badSwizzle.size(), without.size() + 115);
+  badSwizzle[count + 8 + 114] = 4;
+  EXPECT_THAT(errorOf(badSwizzle),
+              HasSubstr("invalid tensor map swizzle 4 (at most 3)"));
 }
 
 TEST(ExecutableIO, IndicesAreValidatedAfterReading) {
@@ -219,6 +260,113 @@ TEST(ValidateExecutable, GemmShapes) {
   EXPECT_THAT(invalid(exe), HasSubstr("gemm 1 has shape m=2 n=3 k=0"));
 }
 
+/// The first launch of the rich executable with one map `edit` changed.
+std::string invalidMap(const std::function<void(TensorMapArg &)> &edit,
+                       size_t index = 0) {
+  Executable exe = makeRichExecutable();
+  edit(exe.launches[0].tensorMaps[index]);
+  return invalid(exe);
+}
+
+TEST(ValidateExecutable, TensorMapShape) {
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.rank = 0; }),
+            "exe: launch 0 (fuse_k0) tensor map 0 has rank 0 (1 to 5)");
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.rank = 6; }),
+              HasSubstr("tensor map 0 has rank 6 (1 to 5)"));
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.dims[1] = 0; }, 1),
+            "exe: launch 0 (fuse_k0) tensor map 1: dims[1] is 0 (each must "
+            "be 1 to 2^32)");
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.dims[0] = (1ull << 32) + 1; }),
+              HasSubstr("tensor map 0: dims[0] is 4294967297"));
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.box[2] = 0; }, 3),
+              HasSubstr("tensor map 3: box[2] is 0 (each must be 1 to 256)"));
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.box[1] = 257; }),
+              HasSubstr("tensor map 0: box[1] is 257 (each must be 1 to 256)"));
+  // Past the rank nothing is looked at.
+  Executable exe = makeRichExecutable();
+  exe.launches[0].tensorMaps[0].box[4] = 0;
+  exe.launches[0].tensorMaps[0].dims[3] = 0;
+  exe.launches[0].tensorMaps[0].strides[2] = 3;
+  EXPECT_TRUE(validateExecutable(exe, "exe").ok());
+}
+
+TEST(ValidateExecutable, TensorMapStrides) {
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.strides[0] = 72; }, 2),
+            "exe: launch 0 (fuse_k0) tensor map 2: strides[0] is 72 bytes, "
+            "not a multiple of 16");
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.strides[1] = 1ull << 40; }, 2),
+              HasSubstr("tensor map 2: strides[1] is 1099511627776 bytes "
+                        "(must be below 2^40)"));
+  // A row of 64 f16 is 128 bytes.
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.strides[0] = 112; }, 2),
+            "exe: launch 0 (fuse_k0) tensor map 2: strides[0] is 112 bytes, "
+            "less than a row of dims[0] = 64 f16 elements (128 bytes)");
+  // Outer strides may be in any order (a [T, H, D] tensor read as
+  // {D, T, H}): the head stride below the row stride is fine.
+  Executable exe = makeRichExecutable();
+  TensorMapArg &tile = exe.launches[0].tensorMaps[2];
+  tile.dims = {16, 4, 2, 1, 1};
+  tile.strides = {64, 32, 0, 0};
+  tile.box = {16, 4, 1, 1, 1};
+  Status status = validateExecutable(exe, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(ValidateExecutable, TensorMapBoxAndSwizzle) {
+  // x is bf16: 4 elements are 8 bytes.
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.box[0] = 4; }),
+            "exe: launch 0 (fuse_k0) tensor map 0: box[0] is 4 bf16 elements "
+            "(8 bytes), not a multiple of 16 bytes");
+  // y is f32 with the 32-byte swizzle: 16 elements are 64 bytes.
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.box[0] = 16; }, 1),
+            "exe: launch 0 (fuse_k0) tensor map 1: box[0] is 16 f32 elements "
+            "(64 bytes), more than the 32B swizzle's span of 32 bytes");
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.box[0] = 64; }, 2),
+              HasSubstr("box[0] is 64 f16 elements (128 bytes), more than the "
+                        "64B swizzle's span of 64 bytes"));
+  // The same row fits the 128-byte swizzle, and any row goes without one.
+  Executable exe = makeRichExecutable();
+  exe.launches[0].tensorMaps[2].box[0] = 64;
+  exe.launches[0].tensorMaps[2].swizzle = TensorMapArg::Swizzle::B128;
+  exe.launches[0].tensorMaps[1].box[0] = 16;
+  exe.launches[0].tensorMaps[1].swizzle = TensorMapArg::Swizzle::None;
+  Status status = validateExecutable(exe, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) {
+                m.swizzle = static_cast<TensorMapArg::Swizzle>(9);
+              }),
+              HasSubstr("tensor map 0 has an unknown swizzle 9"));
+}
+
+TEST(ValidateExecutable, TensorMapBuffer) {
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.base = BufferRef::arena(1032); },
+                       2),
+            "exe: launch 0 (fuse_k0) tensor map 2: base offset 1032 is not a "
+            "multiple of 16 bytes");
+  // The last element of every dimension must be in the buffer: x has 64
+  // bytes, and a fifth row would end at 80.
+  EXPECT_EQ(invalidMap([](TensorMapArg &m) { m.dims[1] = 5; }),
+            "exe: launch 0 (fuse_k0) tensor map 0 covers bytes [0, 80) of "
+            "input 0, which has 64 bytes");
+  EXPECT_THAT(invalidMap(
+                  [](TensorMapArg &m) { m.base = BufferRef::arena(7184); }, 2),
+              HasSubstr("tensor map 2 covers bytes [7184, 8208) of arena, "
+                        "which has 8192 bytes"));
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) { m.base = BufferRef::output(2); },
+                         1),
+              HasSubstr("launch 0 (fuse_k0) tensor map 1 refers to output 2 "
+                        "but there are 2"));
+  // Dims of 2^32 with strides near 2^40 span more than any buffer, without
+  // wrapping around.
+  EXPECT_THAT(invalidMap([](TensorMapArg &m) {
+                for (int d = 0; d < 5; ++d)
+                  m.dims[d] = 1ull << 32;
+                m.strides = {(1ull << 40) - 16, (1ull << 40) - 16,
+                             (1ull << 40) - 16, (1ull << 40) - 16};
+              }, 3),
+              HasSubstr("tensor map 3 spans more than 2^62 bytes"));
+}
+
 TEST(ValidateExecutable, KernelsAndConstants) {
   Executable exe = makeRichExecutable();
   exe.kernels[1].name = "fuse_k0";
@@ -270,6 +418,15 @@ TEST(OutputLastUse, LastStepThatNamesTheOutput) {
   EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 1}));
   exe.gemms[0].beta = 1.0f;
   EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 2}));
+  // A tensor map's base counts like an argument: launch 0 (step 4) reads
+  // the loss through a map.
+  exe = makeRichExecutable();
+  TensorMapArg loss;
+  loss.base = BufferRef::output(1);
+  loss.dtype = DType::F32;
+  loss.box = {4, 1, 1, 1, 1};
+  exe.launches[0].tensorMaps.push_back(loss);
+  EXPECT_EQ(outputLastUse(exe), (std::vector<int64_t>{4, 4}));
   // An output no step names.
   exe.outputs.push_back({"unused", DType::F32, {2}});
   EXPECT_EQ(outputLastUse(exe).back(), -1);

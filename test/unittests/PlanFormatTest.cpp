@@ -69,6 +69,23 @@ TEST(FormatPlan, OneLinePerStep) {
   EXPECT_THAT(plan, HasSubstr("epilogue=relu_bias"));
 }
 
+// Tensor maps follow the arguments, dimensions innermost first; a launch
+// without maps prints no `maps=`.
+TEST(FormatPlan, TensorMapsAfterArguments) {
+  std::string plan = formatPlan(makeRichExecutable());
+  EXPECT_THAT(plan,
+              HasSubstr("\n  4 launch fuse_k0 grid=(1,1,1) block=(1,1,1) "
+                        "smem=0 args=[output 0 (y)+256] maps=[input 0 (x) "
+                        "bf16 dims=(8,4) strides=(16) box=(8,2), output 0 (y) "
+                        "f32 dims=(16,4) strides=(64) box=(8,4) swizzle=32B, "
+                        "arena+1024 f16 dims=(64,4,2) strides=(128,512) "
+                        "box=(32,4,1) swizzle=64B, workspace+256 i32 "
+                        "dims=(32,2,2,2,2) strides=(128,256,512,1024) "
+                        "box=(32,1,2,1,2) swizzle=128B, constant 0 (table) "
+                        "f16 dims=(3) box=(8)]  # loop: neg\n"));
+  EXPECT_THAT(plan, HasSubstr("constant 1 (scale)]  # loop: add, mul"));
+}
+
 TEST(FormatPlan, SurvivesBadIndices) {
   Executable exe = makeRichExecutable();
   exe.steps[1].index = 12;
@@ -76,6 +93,11 @@ TEST(FormatPlan, SurvivesBadIndices) {
   std::string plan = formatPlan(exe);
   EXPECT_THAT(plan, HasSubstr("  1 launch <no launch 12>"));
   EXPECT_THAT(plan, HasSubstr("  4 launch <no kernel 5>"));
+  // A map of a rank out of range prints the rank and what the arrays hold.
+  exe.launches[0].tensorMaps[4].rank = 9;
+  EXPECT_THAT(formatPlan(exe),
+              HasSubstr("constant 0 (table) f16 rank=9 dims=(3,1,1,1,1) "
+                        "strides=(0,0,0,0) box=(8,1,1,1,1)]"));
 }
 
 //===---------------------------- translationUnit -------------------------===//

@@ -15,7 +15,8 @@
 namespace fuse::runtime::testing {
 
 /// Every field set to a value other than its default; every BufferRef kind,
-/// step kind, epilogue and dtype appears. Valid (validateExecutable passes).
+/// step kind, epilogue, swizzle and dtype appears. Valid (validateExecutable
+/// passes).
 inline Executable makeRichExecutable() {
   Executable exe;
   exe.entry = "train_step";
@@ -51,6 +52,45 @@ inline Executable makeRichExecutable() {
   KernelLaunch launch0;
   launch0.kernel = 0;
   launch0.args = {BufferRef{BufferRef::Kind::Output, 0, 256}};
+  // Tensor maps of every rank class and swizzle, each just inside its buffer.
+  TensorMapArg x; // input 0, 4x8 bf16: 64 bytes
+  x.base = BufferRef::input(0);
+  x.dtype = DType::BF16;
+  x.rank = 2;
+  x.dims = {8, 4, 1, 1, 1};
+  x.strides = {16, 0, 0, 0};
+  x.box = {8, 2, 1, 1, 1};
+  TensorMapArg y; // output 0, 4x16 f32: 256 bytes
+  y.base = BufferRef::output(0);
+  y.dtype = DType::F32;
+  y.rank = 2;
+  y.dims = {16, 4, 1, 1, 1};
+  y.strides = {64, 0, 0, 0};
+  y.box = {8, 4, 1, 1, 1};
+  y.swizzle = TensorMapArg::Swizzle::B32;
+  TensorMapArg tile; // arena [1024, 2048); dims[3] is past the rank
+  tile.base = BufferRef::arena(1024);
+  tile.dtype = DType::F16;
+  tile.rank = 3;
+  tile.dims = {64, 4, 2, 7, 1};
+  tile.strides = {128, 512, 0, 0};
+  tile.box = {32, 4, 1, 1, 1};
+  tile.swizzle = TensorMapArg::Swizzle::B64;
+  TensorMapArg wide; // workspace [256, 2304)
+  wide.base = BufferRef::workspace(256);
+  wide.dtype = DType::I32;
+  wide.rank = 5;
+  wide.dims = {32, 2, 2, 2, 2};
+  wide.strides = {128, 256, 512, 1024};
+  wide.box = {32, 1, 2, 1, 2};
+  wide.swizzle = TensorMapArg::Swizzle::B128;
+  TensorMapArg narrow; // constant 0, 3xf16: a box wider than the tensor
+  narrow.base = BufferRef::constant(0);
+  narrow.dtype = DType::F16;
+  narrow.rank = 1;
+  narrow.dims = {3, 1, 1, 1, 1};
+  narrow.box = {8, 1, 1, 1, 1};
+  launch0.tensorMaps = {x, y, tile, wide, narrow};
   exe.launches = {launch0, launch};
 
   GemmStep gemm;
@@ -108,6 +148,17 @@ inline void expectRefEq(const BufferRef &a, const BufferRef &b,
   EXPECT_EQ((int)a.kind, (int)b.kind) << where;
   EXPECT_EQ(a.index, b.index) << where;
   EXPECT_EQ(a.offset, b.offset) << where;
+}
+
+inline void expectTensorMapEq(const TensorMapArg &a, const TensorMapArg &b,
+                              const std::string &w) {
+  expectRefEq(a.base, b.base, w + ".base");
+  EXPECT_EQ(a.dtype, b.dtype) << w;
+  EXPECT_EQ(a.rank, b.rank) << w;
+  EXPECT_EQ(a.dims, b.dims) << w;
+  EXPECT_EQ(a.strides, b.strides) << w;
+  EXPECT_EQ(a.box, b.box) << w;
+  EXPECT_EQ(a.swizzle, b.swizzle) << w;
 }
 
 inline void expectSpecEq(const TensorSpec &a, const TensorSpec &b,
@@ -174,6 +225,10 @@ inline void expectExecutablesEqual(const Executable &a, const Executable &b) {
     ASSERT_EQ(x.args.size(), y.args.size()) << w;
     for (size_t j = 0; j < x.args.size(); ++j)
       expectRefEq(x.args[j], y.args[j], w + " arg " + std::to_string(j));
+    ASSERT_EQ(x.tensorMaps.size(), y.tensorMaps.size()) << w;
+    for (size_t j = 0; j < x.tensorMaps.size(); ++j)
+      expectTensorMapEq(x.tensorMaps[j], y.tensorMaps[j],
+                        w + " tensor map " + std::to_string(j));
   }
   ASSERT_EQ(a.gemms.size(), b.gemms.size());
   for (size_t i = 0; i < a.gemms.size(); ++i)

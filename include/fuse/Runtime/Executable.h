@@ -72,14 +72,53 @@ struct Kernel {
   std::vector<std::string> helpers;
 };
 
-/// A launch of a kernel. Every kernel parameter is a pointer; `args` lists
-/// the buffers they point at, in parameter order.
+/// A TMA tensor map (Hopper's bulk tensor copy, `cp.async.bulk.tensor`)
+/// passed to a kernel by value. Its global address is known only at run time
+/// (inputs and outputs are the caller's memory), so the executor encodes the
+/// 128-byte CUtensorMap with cuTensorMapEncodeTiled at every launch from
+/// this description: a tiled map, no interleave, element strides 1, 128-byte
+/// L2 promotion, out-of-range elements read as zero.
+///
+/// Dimensions run innermost first, as cuTensorMapEncodeTiled takes them;
+/// entries past `rank` are ignored. The innermost dimension is contiguous.
+struct TensorMapArg {
+  /// The shared-memory layout TMA writes (CU_TENSOR_MAP_SWIZZLE_*): 16-byte
+  /// chunks permuted within 32-, 64- or 128-byte spans.
+  enum class Swizzle : uint8_t { None, B32, B64, B128 };
+  /// Element (0, .., 0); its offset must be a multiple of 16 bytes.
+  BufferRef base;
+  /// Element type: f32, f16, bf16, i32, i64 or i1 (one byte a value).
+  DType dtype = DType::BF16;
+  /// Number of dimensions, 1 to 5.
+  uint32_t rank = 1;
+  /// Elements per dimension (the tensor's extent, what TMA bounds-checks).
+  std::array<uint64_t, 5> dims{1, 1, 1, 1, 1};
+  /// Bytes between consecutive indices of dimensions 1 .. rank-1
+  /// (cuTensorMapEncodeTiled's globalStrides): multiples of 16, below 2^40.
+  std::array<uint64_t, 4> strides{0, 0, 0, 0};
+  /// Elements per dimension of the tile one copy moves, 1 to 256 each; the
+  /// innermost row of a box is a multiple of 16 bytes.
+  std::array<uint32_t, 5> box{1, 1, 1, 1, 1};
+  Swizzle swizzle = Swizzle::None;
+
+  bool operator==(const TensorMapArg &other) const {
+    return base == other.base && dtype == other.dtype && rank == other.rank &&
+           dims == other.dims && strides == other.strides &&
+           box == other.box && swizzle == other.swizzle;
+  }
+};
+
+/// A launch of a kernel. The kernel's parameters are one pointer per entry
+/// of `args` (the buffers they point at, in parameter order), then one
+/// `const __grid_constant__ fuse::TensorMap` (kernels/tensor_map.cuh) per
+/// entry of `tensorMaps`, in order.
 struct KernelLaunch {
   int64_t kernel = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t sharedBytes = 0;
   std::vector<BufferRef> args;
+  std::vector<TensorMapArg> tensorMaps;
 };
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), batched, in ROW-MAJOR terms:
@@ -167,6 +206,10 @@ const char *bufferKindName(BufferRef::Kind kind);
 const char *stepKindName(Step::Kind kind);
 /// "none", "bias", "relu", "relu_bias", "gelu", "gelu_bias".
 const char *epilogueName(GemmStep::Epilogue epilogue);
+/// "none", "32B", "64B", "128B".
+const char *swizzleName(TensorMapArg::Swizzle swizzle);
+/// The span in bytes a swizzle permutes chunks within (0 for None).
+uint32_t swizzleBytes(TensorMapArg::Swizzle swizzle);
 
 /// For each output, the index of the last step that reads or writes it, or
 /// -1 where no step touches it. After that step the output holds its final
@@ -178,10 +221,12 @@ std::vector<int64_t> outputLastUse(const Executable &executable);
 
 /// Checks every invariant the runtime relies on: indices in range (a step's
 /// index, a launch's kernel, a BufferRef's input/output/constant), buffers
-/// inside their region (fills, copies and GEMM operands by their extent,
-/// launch arguments by their start), GEMM shapes, leading dimensions and
-/// dtype combinations cuBLASLt supports, unique kernel names, helpers present
-/// in helperSources, constants of the right size. The message starts with
+/// inside their region (fills, copies, GEMM operands and tensor maps by their
+/// extent, launch arguments by their start), GEMM shapes, leading dimensions
+/// and dtype combinations cuBLASLt supports, tensor maps that
+/// cuTensorMapEncodeTiled accepts (rank, dims, strides, box, swizzle, a
+/// 16-byte aligned offset), unique kernel names, helpers present in
+/// helperSources, constants of the right size. The message starts with
 /// `origin` (a file path, or "executable @entry") and names the offending
 /// entry. deserializeExecutable and Executor::create call it, so a bad
 /// executable is refused before anything runs.
