@@ -1,4 +1,4 @@
-// fuse-depends: flash_forward.cuh flash_forward_tma.cuh flash_backward.cuh
+// fuse-depends: flash_forward.cuh flash_forward_tma.cuh flash_backward.cuh flash_backward_tma.cuh
 //===- flash_attention.cuh - The flash-attention kernels, all of them -----===//
 //
 // The one name the code generator asks for: flash_common.cuh (parameters,

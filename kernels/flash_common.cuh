@@ -61,6 +61,22 @@ FUSE_HOST_DEVICE constexpr int flashForwardTmaSharedBytes(int headDim) {
          8 * (1 + 4 * kFlashTmaStages);
 }
 
+/// The warp-specialised backward (flash_backward_tma.cuh): keys per CTA,
+/// 64 for each consumer.
+constexpr int kFlashBackwardTmaBlockN = 128;
+
+/// Its dynamic shared memory: K and V tiles, the Q and dO stages, two dS^T
+/// buffers, each consumer's f32 dQ staging (64 rows of 68 floats), the lse
+/// and delta stages, 1 KiB to align and the mbarriers (K / V full; full
+/// and empty per stage). 200,744 bytes at head dim 128.
+FUSE_HOST_DEVICE constexpr int flashBackwardTmaSharedBytes(int headDim) {
+  return 2 * kFlashBackwardTmaBlockN * headDim * 2 +
+         2 * kFlashTmaStages * kFlashBackwardBlockM * headDim * 2 +
+         2 * kFlashBackwardTmaBlockN * kFlashBackwardBlockM * 2 +
+         kFlashTmaConsumers * kFlashBackwardBlockM * 68 * 4 +
+         kFlashTmaStages * 2 * kFlashBackwardBlockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
+}
+
 /// Where row t of head h of batch b of a [batch, heads, rows, D] operand
 /// starts, in elements; D is contiguous. The code generator passes the
 /// strides of the buffer the operand lives in, so q / k / v can be read

@@ -49,6 +49,16 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          " *dv, fuse::FlashParams p) {\n"
          "  fuse::flashAttentionBackward" + targs +
          "(q, k, v, mask, seed, offset, dout, lse, delta, acc, dk, dv, p);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
+         "flash_bwd_tma_" + tag + "(const " + t +
+         " *mask, const long long *seed, const long long *offset, const float *lse, "
+         "const float *delta, float *acc, " + t + " *dk, " + t + " *dv, "
+         "const __grid_constant__ fuse::TensorMap qMap, "
+         "const __grid_constant__ fuse::TensorMap kMap, "
+         "const __grid_constant__ fuse::TensorMap vMap, "
+         "const __grid_constant__ fuse::TensorMap doMap, fuse::FlashParams p) {\n"
+         "  fuse::flashAttentionBackwardTma" + targs +
+         "(qMap, kMap, vMap, doMap, mask, seed, offset, lse, delta, acc, dk, dv, p);\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
          "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardConvertDq" + targs + "(acc, dq, p);\n}\n";
@@ -69,6 +79,7 @@ std::string constantChecks() {
   check("fuse::kFlashTmaThreads", kFlashTmaThreads);
   check("fuse::kFlashTmaBlockN", kFlashTmaBlockN);
   check("fuse::kFlashTmaStages", kFlashTmaStages);
+  check("fuse::kFlashBackwardTmaBlockN", kFlashBackwardTmaBlockN);
   for (int d : {64, 128}) {
     check("fuse::flashForwardBlockN(" + std::to_string(d) + ")", flashForwardBlockN(d));
     check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
@@ -77,6 +88,8 @@ std::string constantChecks() {
           flashBackwardSharedBytes(d));
     check("fuse::flashForwardTmaSharedBytes(" + std::to_string(d) + ")",
           flashForwardTmaSharedBytes(d));
+    check("fuse::flashBackwardTmaSharedBytes(" + std::to_string(d) + ")",
+          flashBackwardTmaSharedBytes(d));
   }
   return s;
 }
@@ -97,6 +110,7 @@ TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
   EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashBackwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashForwardTmaSharedBytes(128), 227 * 1024);
+  EXPECT_LE(flashBackwardTmaSharedBytes(128), 227 * 1024);
 }
 
 TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
@@ -108,7 +122,7 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
   fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
       fuse::runtime::compileWithNvrtc(source, "flash_all", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_EQ(module->kernels.size(), 20u) << module->log;
+  ASSERT_EQ(module->kernels.size(), 24u) << module->log;
   for (const fuse::runtime::KernelResources &kernel : module->kernels) {
     EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
     EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;

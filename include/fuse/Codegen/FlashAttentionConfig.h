@@ -46,6 +46,29 @@ constexpr int flashForwardTmaSharedBytes(int headDim) {
          8 * (1 + 4 * kFlashTmaStages);
 }
 
+/// The warp-specialised backward (flash_backward_tma.cuh): keys per CTA,
+/// 64 for each consumer.
+constexpr int kFlashBackwardTmaBlockN = 128;
+
+/// Its dynamic shared memory: K and V tiles, the Q and dO stages, two dS^T
+/// buffers, each consumer's f32 dQ staging (64 rows of 68 floats), the lse
+/// and delta stages, 1 KiB to align and the mbarriers (K / V full; full
+/// and empty per stage). 200,744 bytes at head dim 128.
+constexpr int flashBackwardTmaSharedBytes(int headDim) {
+  return 2 * kFlashBackwardTmaBlockN * headDim * 2 +
+         2 * kFlashTmaStages * kFlashBackwardBlockM * headDim * 2 +
+         2 * kFlashBackwardTmaBlockN * kFlashBackwardBlockM * 2 +
+         kFlashTmaConsumers * kFlashBackwardBlockM * 68 * 4 +
+         kFlashTmaStages * 2 * kFlashBackwardBlockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
+}
+
+/// Which forward and backward key-tile kernel the code generator runs at a
+/// head dim where the copy engine can address the operands: the
+/// warp-specialised TMA kernels, or the cp.async ones. Chosen by
+/// measurement (bench/attention/README.md).
+constexpr bool flashForwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
+constexpr bool flashBackwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
+
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
 /// dim 128, 59,392 at 64 (room for two CTAs a multiprocessor at 128, three
 /// at 64).
