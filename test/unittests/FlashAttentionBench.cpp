@@ -2,10 +2,12 @@
 //
 //   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16]
 //
-// prints one JSON object: the median step time (CUDA graph replay, CUDA
-// events) of the forward alone and of forward + backward (the forward then
-// the three backward launches), and TFLOP/s by FlashAttention's convention:
-// forward 4 B H T^2 D (halved when causal), backward 2.5 x the forward.
+// prints one JSON object: for the cp.async kernels ("cp_async") and the
+// warp-specialised TMA ones ("tma"), the median step time (CUDA graph
+// replay, CUDA events) of the forward alone and of forward + backward (the
+// forward then the three backward launches), and TFLOP/s by
+// FlashAttention's convention: forward 4 B H T^2 D (halved when causal),
+// backward 2.5 x the forward.
 // bench/attention/flash_bench.py runs it beside torch SDPA.
 //
 //===----------------------------------------------------------------------===//
@@ -74,24 +76,35 @@ int main(int argc, char **argv) {
   double fwdFlops = 4.0 * c.batch * c.qHeads * double(c.tq) * c.tk * c.headDim;
   if (c.causal)
     fwdFlops /= 2;
-  double ms[2] = {0, 0};
-  for (int backward = 0; backward < 2; ++backward) {
-    c.backward = backward;
-    StatusOr<std::unique_ptr<Executor>> executor =
-        Executor::create(fuse::testing::makeFlashExecutable(c), testOptions(true));
-    if (!executor.ok())
-      return fail(executor.status().message());
-    std::vector<void *> outs(out.begin(), out.begin() + (backward ? 5 : 2));
-    StatusOr<double> median = (*executor)->medianStepMilliseconds(in, outs, nullptr, 10, 50);
-    if (!median.ok())
-      return fail(median.status().message());
-    ms[backward] = *median;
+  std::string json = "{\"B\": " + std::to_string(c.batch) + ", \"H\": " +
+                     std::to_string(c.qHeads) + ", \"T\": " + std::to_string(c.tq) +
+                     ", \"D\": " + std::to_string(c.headDim) + ", \"causal\": " +
+                     (c.causal ? "true" : "false") + ", \"dtype\": \"" +
+                     (c.dtype == DType::BF16 ? "bf16" : "f16") + "\"";
+  for (bool tma : {false, true}) {
+    c.tmaForward = c.tmaBackward = tma;
+    double ms[2] = {0, 0};
+    for (int backward = 0; backward < 2; ++backward) {
+      c.backward = backward;
+      StatusOr<std::unique_ptr<Executor>> executor =
+          Executor::create(fuse::testing::makeFlashExecutable(c), testOptions(true));
+      if (!executor.ok())
+        return fail(executor.status().message());
+      std::vector<void *> outs(out.begin(), out.begin() + (backward ? 5 : 2));
+      StatusOr<double> median =
+          (*executor)->medianStepMilliseconds(in, outs, nullptr, 10, 50);
+      if (!median.ok())
+        return fail(median.status().message());
+      ms[backward] = *median;
+    }
+    char entry[256];
+    std::snprintf(entry, sizeof(entry),
+                  ", \"%s\": {\"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f, \"fwd_tflops\": %.1f, "
+                  "\"fwd_bwd_tflops\": %.1f}",
+                  tma ? "tma" : "cp_async", ms[0], ms[1], fwdFlops / (ms[0] * 1e-3) / 1e12,
+                  3.5 * fwdFlops / (ms[1] * 1e-3) / 1e12);
+    json += entry;
   }
-  std::printf("{\"B\": %d, \"H\": %d, \"T\": %d, \"D\": %d, \"causal\": %s, \"dtype\": \"%s\", "
-              "\"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f, \"fwd_tflops\": %.1f, "
-              "\"fwd_bwd_tflops\": %.1f}\n",
-              c.batch, c.qHeads, c.tq, c.headDim, c.causal ? "true" : "false",
-              c.dtype == DType::BF16 ? "bf16" : "f16", ms[0], ms[1],
-              fwdFlops / (ms[0] * 1e-3) / 1e12, 3.5 * fwdFlops / (ms[1] * 1e-3) / 1e12);
+  std::printf("%s}\n", json.c_str());
   return 0;
 }

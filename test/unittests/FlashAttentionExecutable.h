@@ -4,7 +4,10 @@
 // generator launches it (thin extern "C" wrappers, FlashParams as a literal,
 // grids and shared bytes from FlashAttentionConfig.h): the forward alone, or
 // the forward followed by the three backward launches. Shared by the GPU
-// test and the benchmark harness.
+// test and the benchmark harness. The forward and the backward's key-tile
+// launch run either the cp.async kernels or the warp-specialised TMA ones
+// (FlashCase::tmaForward / tmaBackward), whose q, k, v and dout come
+// through tensor maps (FlashTensorMaps.h) instead of pointers.
 //
 // Inputs : 0 q, 1 k, 2 v, 3 dout, 4 seed (i64), 5 offset (i64), [6 mask]
 // Outputs: 0 out, 1 lse (f32 [b, h, tq]), and with backward 2 dq, 3 dk, 4 dv
@@ -17,6 +20,7 @@
 #include "fuse/Codegen/DeviceLibrary.h"
 #include "fuse/Codegen/FlashAttentionConfig.h"
 #include "fuse/Codegen/FlashStrides.h"
+#include "fuse/Codegen/FlashTensorMaps.h"
 #include "fuse/Runtime/Executable.h"
 
 #include <cmath>
@@ -34,6 +38,9 @@ struct FlashCase {
   FlashMask mask = FlashMask::None;
   float dropout = 0.0f;
   bool backward = true;
+  /// The warp-specialised kernels (flashAttentionForwardTma,
+  /// flashAttentionBackwardTma) instead of the cp.async ones.
+  bool tmaForward = false, tmaBackward = false;
 
   float scale() const { return 1.0f / std::sqrt(static_cast<float>(headDim)); }
   long long maskStrideB() const {
@@ -97,68 +104,120 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                 c.causal ? "true" : "false", c.maskStrideB(), c.maskStrideQ(),
                 c.dropout);
   // q, k, v, o, dout, dq, dk, dv: all contiguous here.
-  const std::string params =
-      std::string(head) + ", " +
-      flashStridesLiteral(contiguousFlashOperandStrides(H, KVH, TQ, TK, D)) + "};\n";
+  const FlashOperandStrides strides = contiguousFlashOperandStrides(H, KVH, TQ, TK, D);
+  const std::string params = std::string(head) + ", " + flashStridesLiteral(strides) + "};\n";
   const std::string maskParam = hasMask ? ", const " + t + " *mask" : "";
   const std::string maskArg = hasMask ? "mask" : "nullptr";
-  auto kernel = [&](const std::string &name, int threads, const std::string &sig,
-                    const std::string &call) {
+  // `bounds` is __launch_bounds__'s argument list.
+  auto kernel = [&](const std::string &name, const std::string &bounds,
+                    const std::string &sig, const std::string &call) {
     exe.kernels.push_back({name,
-                           "extern \"C\" __global__ void __launch_bounds__(" +
-                               std::to_string(threads) + ") " + name + "(" + sig +
-                               ") {\n" + params + "  " + call + ";\n}\n",
+                           "extern \"C\" __global__ void __launch_bounds__(" + bounds +
+                               ") " + name + "(" + sig + ") {\n" + params + "  " + call +
+                               ";\n}\n",
                            helperClosure({"flash_attention.cuh"})});
   };
-  kernel("flash_fwd", kFlashThreads,
-         "const " + t + " *q, const " + t + " *k, const " + t +
-             " *v, const long long *seed, const long long *offset" + maskParam +
-             ", " + t + " *out, float *lse",
-         "fuse::flashAttentionForward" + targs + "(q, k, v, " + maskArg +
-             ", seed, offset, out, lse, p)");
-  std::vector<BufferRef> fwdArgs = {BufferRef::input(0), BufferRef::input(1),
-                                    BufferRef::input(2), BufferRef::input(4),
-                                    BufferRef::input(5)};
+  const std::string tmaBounds = std::to_string(kFlashTmaThreads) + ", 1";
+  const std::string mapParams = ", const __grid_constant__ fuse::TensorMap qMap, "
+                                "const __grid_constant__ fuse::TensorMap kMap, "
+                                "const __grid_constant__ fuse::TensorMap vMap";
+  auto map = [&](int input, int boxRows) {
+    const bool query = input == 0 || input == 3;
+    return flashTensorMap(BufferRef::input(input), c.dtype,
+                          {B, query ? H : KVH, query ? TQ : TK, D},
+                          strides[query ? 0 : 1], boxRows);
+  };
+  std::vector<BufferRef> fwdArgs;
+  if (c.tmaForward) {
+    kernel("flash_fwd", tmaBounds,
+           "const long long *seed, const long long *offset" + maskParam + ", " + t +
+               " *out, float *lse" + mapParams,
+           "fuse::flashAttentionForwardTma" + targs + "(qMap, kMap, vMap, " + maskArg +
+               ", seed, offset, out, lse, p)");
+  } else {
+    kernel("flash_fwd", std::to_string(kFlashThreads),
+           "const " + t + " *q, const " + t + " *k, const " + t +
+               " *v, const long long *seed, const long long *offset" + maskParam +
+               ", " + t + " *out, float *lse",
+           "fuse::flashAttentionForward" + targs + "(q, k, v, " + maskArg +
+               ", seed, offset, out, lse, p)");
+    fwdArgs = {BufferRef::input(0), BufferRef::input(1), BufferRef::input(2)};
+  }
+  fwdArgs.push_back(BufferRef::input(4));
+  fwdArgs.push_back(BufferRef::input(5));
   if (hasMask)
     fwdArgs.push_back(BufferRef::input(6));
   fwdArgs.push_back(BufferRef::output(0));
   fwdArgs.push_back(BufferRef::output(1));
   const std::array<uint32_t, 3> queryGrid{flashTiles(c.tq, kFlashBlockM),
                                           uint32_t(c.qHeads), uint32_t(c.batch)};
-  exe.launches.push_back({0, queryGrid, {uint32_t(kFlashThreads), 1, 1},
-                          uint32_t(flashForwardSharedBytes(c.headDim)), fwdArgs});
+  if (c.tmaForward) {
+    KernelLaunch launch{0, queryGrid, {uint32_t(kFlashTmaThreads), 1, 1},
+                        uint32_t(flashForwardTmaSharedBytes(c.headDim)), fwdArgs};
+    launch.tensorMaps = {map(0, kFlashBlockM), map(1, kFlashTmaBlockN),
+                         map(2, kFlashTmaBlockN)};
+    exe.launches.push_back(launch);
+  } else {
+    exe.launches.push_back({0, queryGrid, {uint32_t(kFlashThreads), 1, 1},
+                            uint32_t(flashForwardSharedBytes(c.headDim)), fwdArgs});
+  }
   exe.steps.push_back({Step::Kind::Launch, 0, "flash forward", 0, 0});
   if (!c.backward)
     return exe;
 
-  kernel("flash_pre", kFlashThreads,
+  const std::string fwdBounds = std::to_string(kFlashThreads);
+  kernel("flash_pre", fwdBounds,
          "const " + t + " *out, const " + t + " *dout, float *delta, float *acc",
          "fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p)");
-  kernel("flash_bwd", kFlashBackwardThreads,
-         "const " + t + " *q, const " + t + " *k, const " + t +
-             " *v, const long long *seed, const long long *offset" + maskParam +
-             ", const " + t + " *dout, const float *lse, const float *delta, "
-             "float *acc, " + t + " *dk, " + t + " *dv",
-         "fuse::flashAttentionBackward" + targs + "(q, k, v, " + maskArg +
-             ", seed, offset, dout, lse, delta, acc, dk, dv, p)");
-  kernel("flash_dq", kFlashThreads, "const float *acc, " + t + " *dq",
+  const std::string bwdTail = ", const float *lse, const float *delta, float *acc, " + t +
+                              " *dk, " + t + " *dv";
+  if (c.tmaBackward)
+    kernel("flash_bwd", tmaBounds,
+           "const long long *seed, const long long *offset" + maskParam + bwdTail +
+               mapParams + ", const __grid_constant__ fuse::TensorMap doMap",
+           "fuse::flashAttentionBackwardTma" + targs + "(qMap, kMap, vMap, doMap, " +
+               maskArg + ", seed, offset, lse, delta, acc, dk, dv, p)");
+  else
+    kernel("flash_bwd", std::to_string(kFlashBackwardThreads),
+           "const " + t + " *q, const " + t + " *k, const " + t +
+               " *v, const long long *seed, const long long *offset" + maskParam +
+               ", const " + t + " *dout" + bwdTail,
+           "fuse::flashAttentionBackward" + targs + "(q, k, v, " + maskArg +
+               ", seed, offset, dout, lse, delta, acc, dk, dv, p)");
+  kernel("flash_dq", fwdBounds, "const float *acc, " + t + " *dq",
          "fuse::flashBackwardConvertDq" + targs + "(acc, dq, p)");
   const BufferRef delta = BufferRef::arena(0), acc = BufferRef::arena(deltaBytes);
   exe.launches.push_back({1, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
                           {BufferRef::output(0), BufferRef::input(3), delta, acc}});
-  std::vector<BufferRef> bwdArgs = {BufferRef::input(0), BufferRef::input(1),
-                                    BufferRef::input(2), BufferRef::input(4),
-                                    BufferRef::input(5)};
+  std::vector<BufferRef> bwdArgs;
+  if (!c.tmaBackward)
+    bwdArgs = {BufferRef::input(0), BufferRef::input(1), BufferRef::input(2)};
+  bwdArgs.push_back(BufferRef::input(4));
+  bwdArgs.push_back(BufferRef::input(5));
   if (hasMask)
     bwdArgs.push_back(BufferRef::input(6));
-  for (BufferRef ref : {BufferRef::input(3), BufferRef::output(1), delta, acc,
-                        BufferRef::output(3), BufferRef::output(4)})
+  if (!c.tmaBackward)
+    bwdArgs.push_back(BufferRef::input(3));
+  for (BufferRef ref : {BufferRef::output(1), delta, acc, BufferRef::output(3),
+                        BufferRef::output(4)})
     bwdArgs.push_back(ref);
-  exe.launches.push_back({2,
-                          {flashTiles(c.tk, kFlashBlockN), uint32_t(c.kvHeads),
-                           uint32_t(c.batch)},
-                          {uint32_t(kFlashBackwardThreads), 1, 1},
-                          uint32_t(flashBackwardSharedBytes(c.headDim)), bwdArgs});
+  if (c.tmaBackward) {
+    KernelLaunch launch{2,
+                        {flashTiles(c.tk, kFlashBackwardTmaBlockN), uint32_t(c.kvHeads),
+                         uint32_t(c.batch)},
+                        {uint32_t(kFlashTmaThreads), 1, 1},
+                        uint32_t(flashBackwardTmaSharedBytes(c.headDim)),
+                        bwdArgs};
+    launch.tensorMaps = {map(0, kFlashBackwardBlockM), map(1, kFlashBackwardTmaBlockN),
+                         map(2, kFlashBackwardTmaBlockN), map(3, kFlashBackwardBlockM)};
+    exe.launches.push_back(launch);
+  } else {
+    exe.launches.push_back({2,
+                            {flashTiles(c.tk, kFlashBlockN), uint32_t(c.kvHeads),
+                             uint32_t(c.batch)},
+                            {uint32_t(kFlashBackwardThreads), 1, 1},
+                            uint32_t(flashBackwardSharedBytes(c.headDim)), bwdArgs});
+  }
   exe.launches.push_back({3, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
                           {acc, BufferRef::output(2)}});
   exe.steps.push_back({Step::Kind::Launch, 1, "flash preprocess", 0, 0});

@@ -9,6 +9,9 @@
 // whose mask the host draws with kernels/philox.cuh exactly as the kernels
 // and the interpreter do. Outputs are poisoned (NaN) before each run.
 // Tolerance: relative error 2e-2 on out / dq / dk / dv, 1e-3 absolute on lse.
+// Every case runs three ways: the cp.async kernels, the warp-specialised TMA
+// forward (before the cp.async backward), and the TMA backward (after the
+// cp.async forward), so that a failure names the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,8 +230,10 @@ const Shape kShapes[] = {
     {"Dropout128", 2, 2, 1, 64, 129, 128, false, FlashMask::None, 0.25f},
 };
 
+enum class Kernels { CpAsync, TmaForward, TmaBackward };
+
 class FlashAttentionGpu
-    : public ::testing::TestWithParam<std::tuple<Shape, DType>> {};
+    : public ::testing::TestWithParam<std::tuple<Shape, DType, Kernels>> {};
 
 TEST_P(FlashAttentionGpu, MatchesDoubleReference) {
   FUSE_REQUIRE_GPU();
@@ -244,16 +249,24 @@ TEST_P(FlashAttentionGpu, MatchesDoubleReference) {
   c.causal = s.causal;
   c.mask = s.mask;
   c.dropout = s.dropout;
+  c.tmaForward = std::get<2>(GetParam()) == Kernels::TmaForward;
+  c.tmaBackward = std::get<2>(GetParam()) == Kernels::TmaBackward;
   runCase(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FlashAttentionGpu,
     ::testing::Combine(::testing::ValuesIn(kShapes),
-                       ::testing::Values(DType::BF16, DType::F16)),
+                       ::testing::Values(DType::BF16, DType::F16),
+                       ::testing::Values(Kernels::CpAsync, Kernels::TmaForward,
+                                         Kernels::TmaBackward)),
     [](const ::testing::TestParamInfo<FlashAttentionGpu::ParamType> &info) {
+      const Kernels kernels = std::get<2>(info.param);
       return std::string(std::get<0>(info.param).name) +
-             (std::get<1>(info.param) == DType::BF16 ? "_bf16" : "_f16");
+             (std::get<1>(info.param) == DType::BF16 ? "_bf16" : "_f16") +
+             (kernels == Kernels::CpAsync      ? ""
+              : kernels == Kernels::TmaForward ? "_tmaForward"
+                                               : "_tmaBackward");
     });
 
 } // namespace
