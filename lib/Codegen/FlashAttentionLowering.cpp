@@ -4,7 +4,11 @@
 // runs on the kernels of kernels/flash_attention.cuh: the forward is one
 // launch; the backward three (row deltas and a zeroed f32 dQ accumulator,
 // the key-tile kernel that writes dK and dV and adds into dQ, dQ's
-// conversion). Masks (additive, of the query's type) and dropout (Philox,
+// conversion). The forward and the key-tile kernel come in two forms: the
+// warp-specialised kernels that load q, k, v (and dout) by bulk tensor
+// copies through tensor maps, where FlashAttentionConfig.h's policy picks
+// them for the head dim and the copy engine can address every operand
+// (FlashTensorMaps.h), else the cp.async kernels that take pointers. Masks (additive, of the query's type) and dropout (Philox,
 // as the reference interpreter) are passed through. Anything else is left
 // to the GEMM + softmax lowering, with a remark saying why.
 //
@@ -21,6 +25,7 @@
 #include "fuse/Analysis/FlashAttention.h"
 #include "fuse/Codegen/FlashAttentionConfig.h"
 #include "fuse/Codegen/FlashStrides.h"
+#include "fuse/Codegen/FlashTensorMaps.h"
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -77,20 +82,24 @@ std::string templateArgs(const FlashCall &call) {
 }
 
 /// One launch of a flash device function with the given parameters.
+/// `minBlocks` is __launch_bounds__' minimum blocks a multiprocessor (0:
+/// none); the TMA kernels need 1, which caps registers at entry so that
+/// setmaxnreg can move them between warpgroups.
 void addFlashLaunch(CodegenContext &context, const std::string &kind,
                     KernelParams &params, const std::string &call,
                     const FlashCall &flash, std::array<uint32_t, 3> grid,
-                    int threads, int64_t sharedBytes, const std::string &label,
-                    double flops, double bytes) {
+                    int threads, int minBlocks, int64_t sharedBytes,
+                    const std::string &label, double flops, double bytes) {
   KernelSpec spec;
   spec.kind = kind;
-  spec.body = kernelSignature(params, threads) + paramsLiteral(flash) + "  " +
+  spec.body = kernelSignature(params, threads, minBlocks) + paramsLiteral(flash) + "  " +
               call + ";\n}\n";
   spec.helpers = {"flash_attention.cuh"};
   spec.grid = grid;
   spec.block = {static_cast<uint32_t>(threads), 1, 1};
   spec.sharedBytes = static_cast<uint32_t>(sharedBytes);
   spec.args = params.args;
+  spec.tensorMaps = params.tensorMaps;
   context.addLaunch(spec, label, label, flops, bytes);
 }
 
@@ -165,6 +174,28 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     call.strides[slot] = stridesOf(access.layout);
   }
 
+  // The tensor maps of the TMA kernels, over the same memory as the
+  // pointers (operands in FlashParams order: q, k, v, then dout).
+  auto operandShape = [&](bool query) {
+    return FlashOperandShape{call.batch, query ? call.qHeads : call.kvHeads,
+                             query ? call.tq : call.tk, call.headDim};
+  };
+  // Operand i of `operands` and its FlashParams slot.
+  auto addressable = [&](ArrayRef<size_t> indices) {
+    return llvm::all_of(indices, [&](size_t i) {
+      return flashTmaAddressable(call.strides[operandSlots[i]], operands[i].offset);
+    });
+  };
+  auto operandMap = [&](size_t i, int boxRows) {
+    const unsigned slot = operandSlots[i];
+    const bool query = slot == 0 || slot == 4;
+    return flashTensorMap(operands[i], call.dtype, operandShape(query), call.strides[slot],
+                          boxRows);
+  };
+  // Forward operands: q, k, v; backward: dout, q, k, v, out.
+  const bool tma = forward ? flashForwardUsesTma(call.headDim) && addressable({0, 1, 2})
+                           : flashBackwardUsesTma(call.headDim) && addressable({0, 1, 2, 3});
+
   std::string label = describeOp(fusion);
   KernelParams params;
   auto add = [&](const std::string &prefix, Value v, bool isConst) {
@@ -173,9 +204,12 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   };
   // The forward's operands are q, k, v; the backward's dout, q, k, v, out.
   size_t first = forward ? 0 : 1;
-  std::string qp = params.add("q", call.dtype, true, operands[first]);
-  std::string kp = params.add("k", call.dtype, true, operands[first + 1]);
-  std::string vp = params.add("v", call.dtype, true, operands[first + 2]);
+  std::string qp, kp, vp;
+  if (!tma) {
+    qp = params.add("q", call.dtype, true, operands[first]);
+    kp = params.add("k", call.dtype, true, operands[first + 1]);
+    vp = params.add("v", call.dtype, true, operands[first + 2]);
+  }
   std::string mask = call.mask ? add("mask", *call.mask, true) : "nullptr";
   std::string seed = call.seed ? add("seed", *call.seed, true) : "nullptr";
   std::string offset = call.offset ? add("offset", *call.offset, true) : "nullptr";
@@ -190,19 +224,32 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                            ? context.buffer(fusion.getResult(*layout->logsumexp))
                            : context.workspace(rows * 4);
     std::string lse = params.add("lse", DType::F32, false, lseRef);
-    addFlashLaunch(context, "flash_forward", params,
-                   "fuse::flashAttentionForward" + templateArgs(call) + "(" + qp + ", " +
-                       kp + ", " + vp + ", " + mask + ", " + seed + ", " + offset +
-                       ", " + out + ", " + lse + ", p)",
-                   call, {tiles(call.tq, kFlashBlockM), static_cast<uint32_t>(call.qHeads),
-                          static_cast<uint32_t>(call.batch)},
-                   kFlashThreads, flashForwardSharedBytes(call.headDim), label,
-                   fwdFlops, stepCost(fusion).second);
+    const std::array<uint32_t, 3> grid{tiles(call.tq, kFlashBlockM),
+                                       static_cast<uint32_t>(call.qHeads),
+                                       static_cast<uint32_t>(call.batch)};
+    const std::string tail =
+        mask + ", " + seed + ", " + offset + ", " + out + ", " + lse + ", p)";
+    if (tma) {
+      std::string qm = params.addTensorMap("q_map", operandMap(0, kFlashBlockM));
+      std::string km = params.addTensorMap("k_map", operandMap(1, kFlashTmaBlockN));
+      std::string vm = params.addTensorMap("v_map", operandMap(2, kFlashTmaBlockN));
+      addFlashLaunch(context, "flash_forward", params,
+                     "fuse::flashAttentionForwardTma" + templateArgs(call) + "(" + qm +
+                         ", " + km + ", " + vm + ", " + tail,
+                     call, grid, kFlashTmaThreads, 1, flashForwardTmaSharedBytes(call.headDim),
+                     label, fwdFlops, stepCost(fusion).second);
+    } else {
+      addFlashLaunch(context, "flash_forward", params,
+                     "fuse::flashAttentionForward" + templateArgs(call) + "(" + qp + ", " +
+                         kp + ", " + vp + ", " + tail,
+                     call, grid, kFlashThreads, 0, flashForwardSharedBytes(call.headDim),
+                     label, fwdFlops, stepCost(fusion).second);
+    }
     return true;
   }
 
   // Backward: dout and the forward's log-sum-exp come first.
-  std::string dout = params.add("dout", call.dtype, true, operands[0]);
+  std::string dout = tma ? std::string() : params.add("dout", call.dtype, true, operands[0]);
   std::string lse = add("lse", backward.getLogsumexp(), true);
   if (lse.empty())
     return attention->emitError() << "attention operands must be in memory";
@@ -220,29 +267,45 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     addFlashLaunch(context, "flash_backward_preprocess", pre,
                    "fuse::flashBackwardPreprocess" + templateArgs(call) + "(" + o +
                        ", " + d + ", " + dl + ", " + acc + ", p)",
-                   call, queryGrid, kFlashThreads, 0, "delta of " + label, 0.0,
+                   call, queryGrid, kFlashThreads, 0, 0, "delta of " + label, 0.0,
                    static_cast<double>(rows) * (call.headDim * 2 * 2 + 4));
   }
   std::string dl = params.add("delta", DType::F32, true, delta);
   std::string acc = params.add("dq_accum", DType::F32, false, accumulator);
   std::string dk = params.add("dk", call.dtype, false, results[1]);
   std::string dv = params.add("dv", call.dtype, false, results[2]);
-  addFlashLaunch(context, "flash_backward", params,
-                 "fuse::flashAttentionBackward" + templateArgs(call) + "(" + qp + ", " +
-                     kp + ", " + vp + ", " + mask + ", " + seed + ", " + offset + ", " +
-                     dout + ", " + lse + ", " + dl + ", " + acc + ", " + dk + ", " + dv +
-                     ", p)",
-                 call, {tiles(call.tk, kFlashBlockN), static_cast<uint32_t>(call.kvHeads),
-                        static_cast<uint32_t>(call.batch)},
-                 kFlashBackwardThreads, flashBackwardSharedBytes(call.headDim), label,
-                 2.5 * fwdFlops, stepCost(fusion).second);
+  const std::string tail = mask + ", " + seed + ", " + offset + ", " +
+                           (tma ? "" : dout + ", ") + lse + ", " + dl + ", " + acc + ", " +
+                           dk + ", " + dv + ", p)";
+  if (tma) {
+    std::string qm = params.addTensorMap("q_map", operandMap(1, kFlashBackwardBlockM));
+    std::string km = params.addTensorMap("k_map", operandMap(2, kFlashBackwardTmaBlockN));
+    std::string vm = params.addTensorMap("v_map", operandMap(3, kFlashBackwardTmaBlockN));
+    std::string dm = params.addTensorMap("dout_map", operandMap(0, kFlashBackwardBlockM));
+    addFlashLaunch(context, "flash_backward", params,
+                   "fuse::flashAttentionBackwardTma" + templateArgs(call) + "(" + qm + ", " +
+                       km + ", " + vm + ", " + dm + ", " + tail,
+                   call, {tiles(call.tk, kFlashBackwardTmaBlockN),
+                          static_cast<uint32_t>(call.kvHeads),
+                          static_cast<uint32_t>(call.batch)},
+                   kFlashTmaThreads, 1, flashBackwardTmaSharedBytes(call.headDim), label,
+                   2.5 * fwdFlops, stepCost(fusion).second);
+  } else {
+    addFlashLaunch(context, "flash_backward", params,
+                   "fuse::flashAttentionBackward" + templateArgs(call) + "(" + qp + ", " +
+                       kp + ", " + vp + ", " + tail,
+                   call, {tiles(call.tk, kFlashBlockN), static_cast<uint32_t>(call.kvHeads),
+                          static_cast<uint32_t>(call.batch)},
+                   kFlashBackwardThreads, 0, flashBackwardSharedBytes(call.headDim), label,
+                   2.5 * fwdFlops, stepCost(fusion).second);
+  }
   KernelParams convert;
   std::string a = convert.add("dq_accum", DType::F32, true, accumulator);
   std::string dq = convert.add("dq", call.dtype, false, results[0]);
   addFlashLaunch(context, "flash_backward_dq", convert,
                  "fuse::flashBackwardConvertDq" + templateArgs(call) + "(" + a + ", " +
                      dq + ", p)",
-                 call, queryGrid, kFlashThreads, 0, "dQ of " + label, 0.0,
+                 call, queryGrid, kFlashThreads, 0, 0, "dQ of " + label, 0.0,
                  static_cast<double>(rows) * call.headDim * 6);
   return true;
 }
