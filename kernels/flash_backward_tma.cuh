@@ -22,6 +22,9 @@
 // reaches only once its step i - 2 products that read that buffer are
 // done. Head dim 64: each consumer adds its own keys' part of all 64
 // columns (a barrier of its own warpgroup only, twice the reductions).
+// With dropout at head dim 128 the consumers need more than their 232
+// registers (Philox beside 128 accumulator values) and spill; the code
+// generator runs the cp.async backward there (flashBackwardUsesTma).
 //
 //===----------------------------------------------------------------------===//
 
@@ -278,7 +281,8 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const L at(sharedBase);
 
-  const int n0 = blockIdx.x * L::N, kvh = blockIdx.y, b = blockIdx.z;
+  const FlashBlock block = flashBlock(p.causal, false);
+  const int n0 = block.tile * L::N, kvh = block.head, b = block.batch;
   const int headGroup = p.qHeads / p.kvHeads;
   // Causal: query tiles before the one holding query n0 see none of these keys.
   const int mStart = p.causal ? (n0 / M) * M : 0;

@@ -43,8 +43,8 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
 
   // Causal rows further down see more keys: the blocks that start first
   // take the last query tiles, so the long ones do not form the tail.
-  const int mTile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int m0 = mTile * M, h = blockIdx.y, b = blockIdx.z;
+  const FlashBlock block = flashBlock(p.causal, true);
+  const int m0 = block.tile * M, h = block.head, b = block.batch;
   const int kvh = h / (p.qHeads / p.kvHeads);
   const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
   const T *kHead = k + p.k.at(b, kvh, 0), *vHead = v + p.v.at(b, kvh, 0);

@@ -263,8 +263,8 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
   using KVTile = wgmma::SwizzledTile<N, D>;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
 
-  const int mTile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int m0 = mTile * M, h = blockIdx.y, b = blockIdx.z;
+  const FlashBlock block = flashBlock(p.causal, true);
+  const int m0 = block.tile * M, h = block.head, b = block.batch;
   const int kvh = h / (p.qHeads / p.kvHeads);
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const uint32_t sQ = (sharedBase + 1023) & ~1023u;

@@ -7,7 +7,7 @@
 // conversion). The forward and the key-tile kernel come in two forms: the
 // warp-specialised kernels that load q, k, v (and dout) by bulk tensor
 // copies through tensor maps, where FlashAttentionConfig.h's policy picks
-// them for the head dim and the copy engine can address every operand
+// them (head dim, dropout) and the copy engine can address every operand
 // (FlashTensorMaps.h), else the cp.async kernels that take pointers. Masks (additive, of the query's type) and dropout (Philox,
 // as the reference interpreter) are passed through. Anything else is left
 // to the GEMM + softmax lowering, with a remark saying why.
@@ -194,7 +194,8 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   };
   // Forward operands: q, k, v; backward: dout, q, k, v, out.
   const bool tma = forward ? flashForwardUsesTma(call.headDim) && addressable({0, 1, 2})
-                           : flashBackwardUsesTma(call.headDim) && addressable({0, 1, 2, 3});
+                           : flashBackwardUsesTma(call.headDim, call.dropout > 0.0f) &&
+                                 addressable({0, 1, 2, 3});
 
   std::string label = describeOp(fusion);
   KernelParams params;

@@ -178,6 +178,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_fwd_tma(
   fuse::flashAttentionForwardTma<fuse::f16, 128>(q, k, v, nullptr, nullptr, nullptr, o, l, p);
 }
 )cu"},
+      {"flash_backward_tma.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_bwd_tma(
+    const __grid_constant__ fuse::TensorMap q, const __grid_constant__ fuse::TensorMap k,
+    const __grid_constant__ fuse::TensorMap v, const __grid_constant__ fuse::TensorMap d,
+    const float *l, const float *dl, float *a, fuse::bf16 *dk, fuse::bf16 *dv,
+    fuse::FlashParams p) {
+  fuse::flashAttentionBackwardTma<fuse::bf16, 64>(q, k, v, d, nullptr, nullptr, nullptr, l, dl,
+                                                  a, dk, dv, p);
+}
+)cu"},
       {"flash_backward.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_bwd(
     const fuse::f16 *o, const fuse::f16 *d, float *dl, float *a,

@@ -57,6 +57,9 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          "const __grid_constant__ fuse::TensorMap kMap, "
          "const __grid_constant__ fuse::TensorMap vMap, "
          "const __grid_constant__ fuse::TensorMap doMap, fuse::FlashParams p) {\n"
+         // As the code generator runs it: at head dim 128 never with dropout
+         // (flashBackwardUsesTma), whose Philox would spill there.
+         + (d == 128 ? "  p.dropoutP = 0.0f;\n" : "") +
          "  fuse::flashAttentionBackwardTma" + targs +
          "(qMap, kMap, vMap, doMap, mask, seed, offset, lse, delta, acc, dk, dv, p);\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +

@@ -62,12 +62,16 @@ constexpr int flashBackwardTmaSharedBytes(int headDim) {
          kFlashTmaStages * 2 * kFlashBackwardBlockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
 }
 
-/// Which forward and backward key-tile kernel the code generator runs at a
-/// head dim where the copy engine can address the operands: the
-/// warp-specialised TMA kernels, or the cp.async ones. Chosen by
-/// measurement (bench/attention/README.md).
+/// Which forward and backward key-tile kernel the code generator runs where
+/// the copy engine can address the operands: the warp-specialised TMA
+/// kernels (faster at both head dims, bench/attention/README.md) or the
+/// cp.async ones. The TMA backward with dropout at head dim 128 needs more
+/// than a consumer's 232 registers (Philox beside the dK / dV
+/// accumulators) and would spill: the cp.async backward takes that case.
 constexpr bool flashForwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
-constexpr bool flashBackwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
+constexpr bool flashBackwardUsesTma(int headDim, bool dropout) {
+  return headDim == 64 || (headDim == 128 && !dropout);
+}
 
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
 /// dim 128, 59,392 at 64 (room for two CTAs a multiprocessor at 128, three
