@@ -139,8 +139,7 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
   using DsTile = wgmma::SwizzledTile<N, M>;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
 
-  const FlashBlock block = flashBlock(p.causal, false);
-  const int n0 = block.tile * N, kvh = block.head, b = block.batch;
+  const int n0 = blockIdx.x * N, kvh = blockIdx.y, b = blockIdx.z;
   const int group = p.qHeads / p.kvHeads;
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const uint32_t sK = (sharedBase + 1023) & ~1023u, sV = sK + KVTile::kBytes;

@@ -281,8 +281,7 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const L at(sharedBase);
 
-  const FlashBlock block = flashBlock(p.causal, false);
-  const int n0 = block.tile * L::N, kvh = block.head, b = block.batch;
+  const int n0 = blockIdx.x * L::N, kvh = blockIdx.y, b = blockIdx.z;
   const int headGroup = p.qHeads / p.kvHeads;
   // Causal: query tiles before the one holding query n0 see none of these keys.
   const int mStart = p.causal ? (n0 / M) * M : 0;

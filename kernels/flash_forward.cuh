@@ -43,7 +43,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
 
   // Causal rows further down see more keys: the blocks that start first
   // take the last query tiles, so the long ones do not form the tail.
-  const FlashBlock block = flashBlock(p.causal, true);
+  const FlashBlock block = flashForwardBlock(p.causal);
   const int m0 = block.tile * M, h = block.head, b = block.batch;
   const int kvh = h / (p.qHeads / p.kvHeads);
   const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;

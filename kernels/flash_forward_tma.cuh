@@ -263,7 +263,7 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
   using KVTile = wgmma::SwizzledTile<N, D>;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
 
-  const FlashBlock block = flashBlock(p.causal, true);
+  const FlashBlock block = flashForwardBlock(p.causal);
   const int m0 = block.tile * M, h = block.head, b = block.batch;
   const int kvh = h / (p.qHeads / p.kvHeads);
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);

@@ -4,7 +4,8 @@
 # under remat-fraction=0.5 for training) and on
 # the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails of every kernel
 # template; flash attention reading and writing through the strided views of
-# packed and separate projections) in bf16 and f32. Where there is no GPU it prints why and exits 77,
+# packed and separate projections) in bf16 and f32, and on
+# test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128) in bf16. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
 #
 #   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)
@@ -55,6 +56,8 @@ for graph in "$graphs"/*-tiny-*.mlir; do
   [[ $name == *-infer ]] &&
     check "$name (f16)" "$graph" "${inputs[@]}" --pipeline='fuse-pipeline{amp=f16}'
 done
+# Mask and dropout at head dim 128: flash kernels only (bf16).
+check "flash-dropout (bf16)" "$root/test/Codegen/Inputs/flash-dropout.mlir"
 for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$edge" | cut -d@ -f2); do
   check "edge-sizes $entry (bf16)" "$edge" --entry "$entry"
   check "edge-sizes $entry (f32)" "$edge" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'

@@ -106,15 +106,6 @@ func.func @flash_d128_gqa(%q: tensor<1x4x77x128xf32>, %k: tensor<1x2x77x128xf32>
   return %o, %dq, %dk, %dv : tensor<1x4x77x128xf32>, tensor<1x4x77x128xf32>, tensor<1x2x77x128xf32>, tensor<1x2x77x128xf32>
 }
 
-// Dropout at head dim 128 (with an additive mask broadcast over heads): the
-// forward on the TMA kernel, the backward on the cp.async one (the TMA
-// backward would spill there).
-func.func @flash_d128_dropout(%q: tensor<1x2x70x128xf32>, %k: tensor<1x2x70x128xf32>, %v: tensor<1x2x70x128xf32>, %mask: tensor<1x1x70x70xf32>, %dout: tensor<1x2x70x128xf32>, %seed: tensor<i64>, %offset: tensor<i64>) -> (tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>) {
-  %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v mask(%mask) rng(%seed, %offset) scale = 0.0883883461 dropout_p = 0.1 : (tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x1x70x70xf32>, tensor<i64>, tensor<i64>) -> (tensor<1x2x70x128xf32>, tensor<1x2x70xf32>)
-  %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %dout, %q, %k, %v, %o, %lse mask(%mask) rng(%seed, %offset) scale = 0.0883883461 dropout_p = 0.1 : (tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70xf32>, tensor<1x1x70x70xf32>, tensor<i64>, tensor<i64>) -> (tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>)
-  return %o, %dq, %dk, %dv : tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>, tensor<1x2x70x128xf32>
-}
-
 func.func @flash_f16(%q: tensor<1x2x50x64xf16>, %k: tensor<1x2x50x64xf16>, %v: tensor<1x2x50x64xf16>) -> tensor<1x2x50x64xf16> {
   %o, %lse = fuse.scaled_dot_product_attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>, tensor<1x2x50x64xf16>) -> (tensor<1x2x50x64xf16>, tensor<1x2x50xf32>)
   return %o : tensor<1x2x50x64xf16>
