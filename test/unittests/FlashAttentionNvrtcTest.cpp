@@ -56,12 +56,22 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          "const __grid_constant__ fuse::TensorMap qMap, "
          "const __grid_constant__ fuse::TensorMap kMap, "
          "const __grid_constant__ fuse::TensorMap vMap, "
-         "const __grid_constant__ fuse::TensorMap doMap, fuse::FlashParams p) {\n"
-         // As the code generator runs it: at head dim 128 never with dropout
-         // (flashBackwardUsesTma), whose Philox would spill there.
-         + (d == 128 ? "  p.dropoutP = 0.0f;\n" : "") +
+         "const __grid_constant__ fuse::TensorMap doMap, fuse::FlashParams p) {\n" +
+         // At head dim 128 as the code generator emits it: FlashParams a
+         // local literal (with runtime shapes it spills 4 bytes),
+         // every feature it combines with this kernel (causal, a per-batch
+         // mask, grouped heads, lengths off the tiles, packed-projection
+         // strides) and no dropout (flashBackwardUsesTma leaves that to the
+         // cp.async backward, whose Philox would spill here).
+         (d == 128 ? "  const fuse::FlashParams literal{2, 4, 2, 1000, 1000, 0.088f, true, 1000000LL, 0LL, "
+                     "1000LL, 0.0f, {1024000LL, 128LL, 1024LL}, {1024000LL, 128LL, 1024LL}, "
+                     "{1024000LL, 128LL, 1024LL}, {512000LL, 128LL, 512LL}, "
+                     "{512000LL, 128LL, 512LL}, {1024000LL, 128LL, 1024LL}, "
+                     "{1024000LL, 128LL, 1024LL}, {1024000LL, 128LL, 1024LL}};\n"
+                   : "") +
          "  fuse::flashAttentionBackwardTma" + targs +
-         "(qMap, kMap, vMap, doMap, mask, seed, offset, lse, delta, acc, dk, dv, p);\n}\n"
+         "(qMap, kMap, vMap, doMap, mask, seed, offset, lse, delta, acc, dk, dv, " +
+         (d == 128 ? "literal" : "p") + ");\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
          "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardConvertDq" + targs + "(acc, dq, p);\n}\n";

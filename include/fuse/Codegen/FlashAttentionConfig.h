@@ -51,14 +51,14 @@ constexpr int flashForwardTmaSharedBytes(int headDim) {
 constexpr int kFlashBackwardTmaBlockN = 128;
 
 /// Its dynamic shared memory: K and V tiles, the Q and dO stages, two dS^T
-/// buffers, each consumer's f32 dQ staging (64 rows of 68 floats), the lse
+/// buffers, each consumer's f32 dQ staging (64 rows of 64 floats), the lse
 /// and delta stages, 1 KiB to align and the mbarriers (K / V full; full
-/// and empty per stage). 200,744 bytes at head dim 128.
+/// and empty per stage). 198,696 bytes at head dim 128.
 constexpr int flashBackwardTmaSharedBytes(int headDim) {
   return 2 * kFlashBackwardTmaBlockN * headDim * 2 +
          2 * kFlashTmaStages * kFlashBackwardBlockM * headDim * 2 +
          2 * kFlashBackwardTmaBlockN * kFlashBackwardBlockM * 2 +
-         kFlashTmaConsumers * kFlashBackwardBlockM * 68 * 4 +
+         kFlashTmaConsumers * kFlashBackwardBlockM * 64 * 4 +
          kFlashTmaStages * 2 * kFlashBackwardBlockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
 }
 
