@@ -14,8 +14,9 @@
 //   S^T = K Q^T, dP^T = V dO^T, P^T, dS^T      (as flash_backward.cuh)
 //   dV += (P^T keep) dO, dK += dS^T Q          (A from registers)
 // writes its half of dS^T to shared memory and multiplies dQ = dS K for 64
-// of dQ's columns, staging the f32 rows for one bulk reduction each into
-// dqAccum. Head dim 128: consumer c takes columns 64c .. over all 128 keys,
+// of dQ's columns, staging the f32 tile (swizzled) for two bulk tensor
+// reductions into the accumulator: four large copies a CTA-step (one a row
+// cost the backward a fifth of its time at head dim 128). Head dim 128: consumer c takes columns 64c .. over all 128 keys,
 // after a named barrier (both halves written); dS^T is double-buffered, so
 // one barrier a step is enough: a consumer writes buffer i % 2 at step i
 // only after passing step i - 1's barrier, which the other consumer
@@ -42,10 +43,12 @@ template <int D> struct BackwardTmaLayout {
   using KVTile = wgmma::SwizzledTile<N, D>;
   using QTile = wgmma::SwizzledTile<M, D>;
   using DsTile = wgmma::SwizzledTile<N, M>;
-  /// f32 dQ staged for the bulk reduction, dense as dqAccum holds it: per
-  /// consumer 64 rows of 64 floats (at head dim 128 the two side by side
-  /// make the 64 x 128 tile).
-  static constexpr int kDqBytes = M * 64 * 4;
+  /// Each consumer's f32 dQ part of a step, staged for the bulk tensor
+  /// reductions: 64 rows x 64 columns as two boxes of 32 columns (128-byte
+  /// rows, 128-byte swizzle: 16-byte chunk c of row r at chunk c ^ (r % 8),
+  /// so a warp's fragment stores spread over the banks).
+  static constexpr int kDqBoxBytes = M * 32 * 4;
+  static constexpr int kDqBytes = 2 * kDqBoxBytes;
   uint32_t k, v, q, dout, ds, dq, rows, barriers;
   FUSE_DEVICE explicit BackwardTmaLayout(uint32_t base) {
     k = (base + 1023) & ~1023u;
@@ -73,7 +76,8 @@ template <typename T, int D>
 FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int mStart,
                                           int total, const T *mask,
                                           const long long *seed, const long long *offset,
-                                          float *dqAccum, T *dk, T *dv, const FlashParams &p) {
+                                          const TensorMap &dqMap, T *dk, T *dv,
+                                          const FlashParams &p) {
   using namespace flash;
   using L = BackwardTmaLayout<D>;
   constexpr int M = L::M, S = L::S;
@@ -99,13 +103,14 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
   const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
   const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
   const float keepScale = 1.0f / (1.0f - p.dropoutP);
-  // This consumer's part of the step's dQ tile (64 rows of D floats in
-  // shared memory): at head dim 128 one tile holds both consumers' column
-  // halves and consumer 0's first thread adds it to dqAccum; at 64 each
-  // consumer has a tile of its own keys' contributions and adds it.
-  float *dqTile = reinterpret_cast<float *>(
-      sharedPtr(at.dq + (D == 128 ? group * 64 * 4 : group * L::kDqBytes)));
-  const bool issuesDq = tid == 0 && (D == 64 || group == 0);
+  // This consumer's dQ part of a step (64 rows x 64 columns: at head dim
+  // 128 its half of the columns over all 128 keys, at 64 all columns over
+  // its own keys) goes to dqAccum as two boxes of 32 columns through dqMap
+  // (dims {D, tq, batch x qHeads}: rows past tq are dropped), issued by
+  // its first thread.
+  const uint32_t dqStage = at.dq + group * L::kDqBytes;
+  const int dqColumn0 = D == 128 ? 64 * group : 0;
+  const bool issuesDq = tid == 0;
 
   tma::wait(at.kvFull(), 0);
   // Steps run over each query head of the group, its query tiles from
@@ -238,28 +243,37 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
       tma::arrive(at.empty(s));
     wgmma::wait<0>();
     wgmma::pin(acc);
-    // Stage the rows as dqAccum holds them (D floats a row) and add the
-    // whole tile with one bulk reduction: one large copy a step, not one
-    // per row (128 small ones cost the backward a fifth of its time).
+    {
+      // Column nt * 8 + 2t of row (warp * 16 + g + 8r) sits in box nt / 4,
+      // chunk ((nt % 4) * 2 + t / 2) ^ g of its 128-byte row (row % 8 is g),
+      // 8 bytes in when t is odd. The XOR with g splits into a part fixed
+      // per thread and (32 (nt % 4)) ^ swizzle, recomputed each step: the
+      // swizzle is opaque to the compiler, which would otherwise keep all
+      // sixteen addresses in registers across the loop.
+      uint32_t swizzle = (g & 6) * 16;
+      asm volatile("" : "+r"(swizzle));
+      const uint32_t rowAddress = dqStage + (warp * 16 + g) * 128 +
+                                  (((t / 2) ^ (g & 1)) * 16) + (t % 2) * 8;
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float *row = dqTile + (warp * 16 + g + 8 * r) * D;
+      for (int r = 0; r < 2; ++r)
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-        *reinterpret_cast<float2 *>(row + nt * 8 + 2 * t) =
-            make_float2(acc[4 * nt + 2 * r], acc[4 * nt + 2 * r + 1]);
+        for (int nt = 0; nt < 8; ++nt)
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(
+                           rowAddress + r * 8 * 128 + (nt / 4) * L::kDqBoxBytes +
+                           ((32 * (nt % 4)) ^ swizzle)),
+                       "f"(acc[4 * nt + 2 * r]), "f"(acc[4 * nt + 2 * r + 1])
+                       : "memory");
     }
     wgmma::asyncProxyFence();
-    if (D == 128)
-      tma::namedSync<1>(2 * 128);
-    else if (group == 0)
+    if (group == 0)
       tma::namedSync<2>(128);
     else
       tma::namedSync<3>(128);
-    if (issuesDq && m0 < p.tq)
-      bulkReduceAdd(dqAccum + (headRow + m0) * D,
-                    at.dq + (D == 128 ? 0 : group * L::kDqBytes),
-                    static_cast<uint32_t>(min(M, p.tq - m0) * D * 4));
+    if (issuesDq) {
+      const int headBatch = b * p.qHeads + h;
+      tma::reduceAdd3d(dqMap, dqStage, dqColumn0, m0, headBatch);
+      tma::reduceAdd3d(dqMap, dqStage + L::kDqBoxBytes, dqColumn0 + 32, m0, headBatch);
+    }
   }
   if (issuesDq)
     bulkWaitRead(); // shared memory must outlive the reductions' reads
@@ -284,13 +298,16 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
 /// Grid (ceil(tk / kFlashBackwardTmaBlockN), kvHeads, batch),
 /// kFlashTmaThreads threads, flashBackwardTmaSharedBytes(D). q and dout are
 /// read through maps with boxes of kFlashBackwardBlockM rows, k and v with
-/// boxes of kFlashBackwardTmaBlockN rows (dims as flash_forward_tma.cuh's).
+/// boxes of kFlashBackwardTmaBlockN rows (dims as flash_forward_tma.cuh's);
+/// dQ contributions are added to the f32 accumulator through dqMap (dims
+/// {D, tq, batch x qHeads}, boxes of 32 x kFlashBackwardBlockM, 128-byte
+/// swizzle: FlashTensorMaps.h's flashDqAccumulatorMap).
 template <typename T, int D>
 FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMap &kMap,
                                            const TensorMap &vMap, const TensorMap &doMap,
-                                           const T *mask, const long long *seed,
-                                           const long long *offset, const float *lse,
-                                           const float *delta, float *dqAccum, T *dk, T *dv,
+                                           const TensorMap &dqMap, const T *mask,
+                                           const long long *seed, const long long *offset,
+                                           const float *lse, const float *delta, T *dk, T *dv,
                                            const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
@@ -367,7 +384,8 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
     }
   } else {
     tma::raiseRegisters<232>();
-    flashBackwardTmaConsumer<T, D>(threadIdx.x / 128 - 1, n0, kvh, b, mStart, total, mask, seed, offset, dqAccum, dk, dv, p);
+    flashBackwardTmaConsumer<T, D>(threadIdx.x / 128 - 1, n0, kvh, b, mStart, total, mask,
+                                   seed, offset, dqMap, dk, dv, p);
   }
 }
 

@@ -3,7 +3,8 @@
 //
 // sm_90's asynchronous pipeline pieces for kernels where one thread loads
 // tiles and other warpgroups consume them:
-//   - tensor copies (`cp.async.bulk.tensor`): one thread asks the copy
+//   - tensor copies (`cp.async.bulk.tensor`, and `cp.reduce.async.bulk.tensor`
+//     the other way, adding into global memory): one thread asks the copy
 //     engine for a whole box of a tensor (coordinates in elements, innermost
 //     first, as the TensorMap was encoded); rows outside the tensor arrive
 //     as zeros. The engine writes shared memory through the async proxy, so
@@ -70,6 +71,18 @@ FUSE_DEVICE void load4d(uint32_t destination, const TensorMap &map, uint32_t bar
                "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
                "r"(barrier)
                : "memory");
+}
+
+/// Adds the shared box `source` to the tensor at (c0, c1, c2) (f32 maps:
+/// element-wise add in L2), as one bulk group of this thread; elements
+/// outside the tensor are dropped. Wait for the read with
+/// `cp.async.bulk.wait_group.read` before rewriting `source`.
+FUSE_DEVICE void reduceAdd3d(const TensorMap &map, uint32_t source, int c0, int c1, int c2) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group"
+               " [%0, {%1, %2, %3}], [%4];\n" ::"l"(reinterpret_cast<uint64_t>(&map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(source)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
 FUSE_DEVICE void prefetch(const TensorMap &map) {

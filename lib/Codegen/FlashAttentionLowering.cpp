@@ -272,20 +272,25 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                    static_cast<double>(rows) * (call.headDim * 2 * 2 + 4));
   }
   std::string dl = params.add("delta", DType::F32, true, delta);
-  std::string acc = params.add("dq_accum", DType::F32, false, accumulator);
+  // The TMA kernel adds to the dQ accumulator through a tensor map.
+  std::string acc =
+      tma ? std::string() : params.add("dq_accum", DType::F32, false, accumulator);
   std::string dk = params.add("dk", call.dtype, false, results[1]);
   std::string dv = params.add("dv", call.dtype, false, results[2]);
   const std::string tail = mask + ", " + seed + ", " + offset + ", " +
-                           (tma ? "" : dout + ", ") + lse + ", " + dl + ", " + acc + ", " +
-                           dk + ", " + dv + ", p)";
+                           (tma ? "" : dout + ", ") + lse + ", " + dl + ", " +
+                           (tma ? "" : acc + ", ") + dk + ", " + dv + ", p)";
   if (tma) {
     std::string qm = params.addTensorMap("q_map", operandMap(1, kFlashBackwardBlockM));
     std::string km = params.addTensorMap("k_map", operandMap(2, kFlashBackwardTmaBlockN));
     std::string vm = params.addTensorMap("v_map", operandMap(3, kFlashBackwardTmaBlockN));
     std::string dm = params.addTensorMap("dout_map", operandMap(0, kFlashBackwardBlockM));
+    std::string am = params.addTensorMap(
+        "dq_accum_map", flashDqAccumulatorMap(accumulator, call.batch, call.qHeads, call.tq,
+                                              call.headDim));
     addFlashLaunch(context, "flash_backward", params,
                    "fuse::flashAttentionBackwardTma" + templateArgs(call) + "(" + qm + ", " +
-                       km + ", " + vm + ", " + dm + ", " + tail,
+                       km + ", " + vm + ", " + dm + ", " + am + ", " + tail,
                    call, {tiles(call.tk, kFlashBackwardTmaBlockN),
                           static_cast<uint32_t>(call.kvHeads),
                           static_cast<uint32_t>(call.batch)},

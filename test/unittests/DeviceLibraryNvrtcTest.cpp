@@ -182,10 +182,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_fwd_tma(
 extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_bwd_tma(
     const __grid_constant__ fuse::TensorMap q, const __grid_constant__ fuse::TensorMap k,
     const __grid_constant__ fuse::TensorMap v, const __grid_constant__ fuse::TensorMap d,
-    const float *l, const float *dl, float *a, fuse::bf16 *dk, fuse::bf16 *dv,
-    fuse::FlashParams p) {
-  fuse::flashAttentionBackwardTma<fuse::bf16, 64>(q, k, v, d, nullptr, nullptr, nullptr, l, dl,
-                                                  a, dk, dv, p);
+    const __grid_constant__ fuse::TensorMap a, const float *l, const float *dl,
+    fuse::bf16 *dk, fuse::bf16 *dv, fuse::FlashParams p) {
+  fuse::flashAttentionBackwardTma<fuse::bf16, 64>(q, k, v, d, a, nullptr, nullptr, nullptr, l,
+                                                  dl, dk, dv, p);
 }
 )cu"},
       {"flash_backward.cuh", R"cu(

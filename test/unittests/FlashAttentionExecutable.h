@@ -169,19 +169,22 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   kernel("flash_pre", fwdBounds,
          "const " + t + " *out, const " + t + " *dout, float *delta, float *acc",
          "fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p)");
-  const std::string bwdTail = ", const float *lse, const float *delta, float *acc, " + t +
-                              " *dk, " + t + " *dv";
+  // The TMA kernel adds to dQ's accumulator through a map, not a pointer.
+  const std::string dkdv = ", " + t + " *dk, " + t + " *dv";
   if (c.tmaBackward)
     kernel("flash_bwd", tmaBounds,
-           "const long long *seed, const long long *offset" + maskParam + bwdTail +
-               mapParams + ", const __grid_constant__ fuse::TensorMap doMap",
-           "fuse::flashAttentionBackwardTma" + targs + "(qMap, kMap, vMap, doMap, " +
-               maskArg + ", seed, offset, lse, delta, acc, dk, dv, p)");
+           "const long long *seed, const long long *offset" + maskParam +
+               ", const float *lse, const float *delta" + dkdv + mapParams +
+               ", const __grid_constant__ fuse::TensorMap doMap, "
+               "const __grid_constant__ fuse::TensorMap accMap",
+           "fuse::flashAttentionBackwardTma" + targs + "(qMap, kMap, vMap, doMap, accMap, " +
+               maskArg + ", seed, offset, lse, delta, dk, dv, p)");
   else
     kernel("flash_bwd", std::to_string(kFlashBackwardThreads),
            "const " + t + " *q, const " + t + " *k, const " + t +
                " *v, const long long *seed, const long long *offset" + maskParam +
-               ", const " + t + " *dout" + bwdTail,
+               ", const " + t + " *dout, const float *lse, const float *delta, float *acc" +
+               dkdv,
            "fuse::flashAttentionBackward" + targs + "(q, k, v, " + maskArg +
                ", seed, offset, dout, lse, delta, acc, dk, dv, p)");
   kernel("flash_dq", fwdBounds, "const float *acc, " + t + " *dq",
@@ -198,9 +201,12 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
     bwdArgs.push_back(BufferRef::input(6));
   if (!c.tmaBackward)
     bwdArgs.push_back(BufferRef::input(3));
-  for (BufferRef ref : {BufferRef::output(1), delta, acc, BufferRef::output(3),
-                        BufferRef::output(4)})
-    bwdArgs.push_back(ref);
+  bwdArgs.push_back(BufferRef::output(1));
+  bwdArgs.push_back(delta);
+  if (!c.tmaBackward)
+    bwdArgs.push_back(acc);
+  bwdArgs.push_back(BufferRef::output(3));
+  bwdArgs.push_back(BufferRef::output(4));
   if (c.tmaBackward) {
     KernelLaunch launch{2,
                         {flashTiles(c.tk, kFlashBackwardTmaBlockN), uint32_t(c.kvHeads),
@@ -209,7 +215,8 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                         uint32_t(flashBackwardTmaSharedBytes(c.headDim)),
                         bwdArgs};
     launch.tensorMaps = {map(0, kFlashBackwardBlockM), map(1, kFlashBackwardTmaBlockN),
-                         map(2, kFlashBackwardTmaBlockN), map(3, kFlashBackwardBlockM)};
+                         map(2, kFlashBackwardTmaBlockN), map(3, kFlashBackwardBlockM),
+                         flashDqAccumulatorMap(acc, B, H, TQ, D)};
     exe.launches.push_back(launch);
   } else {
     exe.launches.push_back({2,

@@ -52,11 +52,12 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
          "flash_bwd_tma_" + tag + "(const " + t +
          " *mask, const long long *seed, const long long *offset, const float *lse, "
-         "const float *delta, float *acc, " + t + " *dk, " + t + " *dv, "
+         "const float *delta, " + t + " *dk, " + t + " *dv, "
          "const __grid_constant__ fuse::TensorMap qMap, "
          "const __grid_constant__ fuse::TensorMap kMap, "
          "const __grid_constant__ fuse::TensorMap vMap, "
-         "const __grid_constant__ fuse::TensorMap doMap, fuse::FlashParams p) {\n" +
+         "const __grid_constant__ fuse::TensorMap doMap, "
+         "const __grid_constant__ fuse::TensorMap accMap, fuse::FlashParams p) {\n" +
          // At head dim 128 as the code generator emits it: FlashParams a
          // local literal (with runtime shapes it spills 4 bytes),
          // every feature it combines with this kernel (causal, a per-batch
@@ -70,7 +71,7 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
                      "{1024000LL, 128LL, 1024LL}, {1024000LL, 128LL, 1024LL}};\n"
                    : "") +
          "  fuse::flashAttentionBackwardTma" + targs +
-         "(qMap, kMap, vMap, doMap, mask, seed, offset, lse, delta, acc, dk, dv, " +
+         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, lse, delta, dk, dv, " +
          (d == 128 ? "literal" : "p") + ");\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
          "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"

@@ -52,4 +52,17 @@ TEST(FlashTensorMaps, UnalignedOperandsStayOnCpAsync) {
   EXPECT_FALSE(flashTmaAddressable({57604, 64, 576}, 0)) << "batches off 16 bytes";
 }
 
+TEST(FlashTensorMaps, DqAccumulator) {
+  // f32 [2, 3, 100, 128]: heads and batches as one dimension, so boxes stop
+  // at a head's last row; 32-column boxes are one 128-byte swizzle row.
+  TensorMapArg map = flashDqAccumulatorMap(BufferRef::workspace(1280), 2, 3, 100, 128);
+  EXPECT_EQ(map.base, BufferRef::workspace(1280));
+  EXPECT_EQ(map.dtype, DType::F32);
+  EXPECT_EQ(map.rank, 3u);
+  EXPECT_EQ(map.dims, (std::array<uint64_t, 5>{128, 100, 6, 1, 1}));
+  EXPECT_EQ(map.strides, (std::array<uint64_t, 4>{512, 100 * 512, 0, 0}));
+  EXPECT_EQ(map.box, (std::array<uint32_t, 5>{32, 64, 1, 1, 1}));
+  EXPECT_EQ(map.swizzle, TensorMapArg::Swizzle::B128);
+}
+
 } // namespace

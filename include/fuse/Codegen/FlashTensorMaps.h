@@ -60,6 +60,27 @@ inline runtime::TensorMapArg flashTensorMap(const runtime::BufferRef &base, DTyp
   return map;
 }
 
+/// The TMA backward's f32 dQ accumulator (its own contiguous [batch,
+/// qHeads, tq, D]) at `base`, added to in boxes of 32 columns by 64 rows
+/// (kFlashBackwardBlockM) from 128-byte-swizzled shared tiles; dims {D, tq,
+/// batch x qHeads}, so rows past a head's end are dropped.
+inline runtime::TensorMapArg flashDqAccumulatorMap(const runtime::BufferRef &base,
+                                                   int64_t batch, int64_t qHeads,
+                                                   int64_t tq, int64_t headDim) {
+  constexpr uint64_t kFloatBytes = 4;
+  runtime::TensorMapArg map;
+  map.base = base;
+  map.dtype = DType::F32;
+  map.rank = 3;
+  map.dims = {static_cast<uint64_t>(headDim), static_cast<uint64_t>(tq),
+              static_cast<uint64_t>(batch * qHeads), 1, 1};
+  map.strides = {static_cast<uint64_t>(headDim) * kFloatBytes,
+                 static_cast<uint64_t>(tq * headDim) * kFloatBytes, 0, 0};
+  map.box = {32, 64, 1, 1, 1};
+  map.swizzle = runtime::TensorMapArg::Swizzle::B128;
+  return map;
+}
+
 } // namespace fuse::codegen
 
 #endif // FUSE_CODEGEN_FLASHTENSORMAPS_H
