@@ -145,6 +145,9 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
 
     const bool edge =
         m0 + M > p.tq || keyBase + 64 > p.tk || (p.causal && keyBase + 63 > m0);
+    // P^T, then dS^T: the same arithmetic as flash_backward.cuh's loops,
+    // written out again because every shared helper tried (pointer or flag
+    // for the mask) made the head-dim-128 consumer spill 4-8 bytes.
     const T *maskRows = mask ? mask + b * p.maskStrideB + h * p.maskStrideH : nullptr;
 #pragma unroll
     for (int nt = 0; nt < M / 8; ++nt)
