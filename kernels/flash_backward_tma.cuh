@@ -92,7 +92,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
   const int headGroup = p.qHeads / p.kvHeads;
   const int keyBase = n0 + 64 * group;       // this consumer's 64 keys
   const int key0 = keyBase + warp * 16 + g;  // this thread's: key0, key0 + 8
-  const bool releases = tid == 0;
+  const bool leader = tid == 0; // releases stages, issues dQ's reductions
 
   float dkAcc[D / 2], dvAcc[D / 2];
 #pragma unroll
@@ -110,7 +110,6 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
   // its first thread.
   const uint32_t dqStage = at.dq + group * L::kDqBytes;
   const int dqColumn0 = D == 128 ? 64 * group : 0;
-  const bool issuesDq = tid == 0;
 
   tma::wait(at.kvFull(), 0);
   // Steps run over each query head of the group, its query tiles from
@@ -215,7 +214,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
     float acc[32];
     // The staged dQ tile is rewritten below: its last reduction must have
     // read it (every thread passes the barrier after the issuer's wait).
-    if (issuesDq)
+    if (leader)
       bulkWaitRead();
     if (D == 128)
       tma::namedSync<1>(2 * 128);
@@ -242,7 +241,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
     wgmma::pin(dvAcc);
     wgmma::pin(dkAcc);
     // Q, dO, lse and delta of this stage are no longer read.
-    if (releases)
+    if (leader)
       tma::arrive(at.empty(s));
     wgmma::wait<0>();
     wgmma::pin(acc);
@@ -272,13 +271,13 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
       tma::namedSync<2>(128);
     else
       tma::namedSync<3>(128);
-    if (issuesDq) {
+    if (leader) {
       const int headBatch = b * p.qHeads + h;
       tma::reduceAdd3d(dqMap, dqStage, dqColumn0, m0, headBatch);
       tma::reduceAdd3d(dqMap, dqStage + L::kDqBoxBytes, dqColumn0 + 32, m0, headBatch);
     }
   }
-  if (issuesDq)
+  if (leader)
     bulkWaitRead(); // shared memory must outlive the reductions' reads
 
 #pragma unroll

@@ -8,8 +8,9 @@
 // warp-specialised kernels that load q, k, v (and dout) by bulk tensor
 // copies through tensor maps, where FlashAttentionConfig.h's policy picks
 // them (head dim, dropout) and the copy engine can address every operand
-// (FlashTensorMaps.h), else the cp.async kernels that take pointers. Masks (additive, of the query's type) and dropout (Philox,
-// as the reference interpreter) are passed through. Anything else is left
+// (FlashTensorMaps.h), else the cp.async kernels that take pointers. Masks
+// (additive, of the query's type) and dropout (Philox, as the reference
+// interpreter) are passed through. Anything else is left
 // to the GEMM + softmax lowering, with a remark saying why.
 //
 // The kernels read q, k, v (dout, out) and write o (dq, dk, dv) by element
@@ -287,7 +288,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     std::string dm = params.addTensorMap("dout_map", operandMap(0, kFlashBackwardBlockM));
     std::string am = params.addTensorMap(
         "dq_accum_map", flashDqAccumulatorMap(accumulator, call.batch, call.qHeads, call.tq,
-                                              call.headDim));
+                                              call.headDim, kFlashBackwardBlockM));
     addFlashLaunch(context, "flash_backward", params,
                    "fuse::flashAttentionBackwardTma" + templateArgs(call) + "(" + qm + ", " +
                        km + ", " + vm + ", " + dm + ", " + am + ", " + tail,

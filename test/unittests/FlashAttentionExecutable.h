@@ -216,7 +216,7 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                         bwdArgs};
     launch.tensorMaps = {map(0, kFlashBackwardBlockM), map(1, kFlashBackwardTmaBlockN),
                          map(2, kFlashBackwardTmaBlockN), map(3, kFlashBackwardBlockM),
-                         flashDqAccumulatorMap(acc, B, H, TQ, D)};
+                         flashDqAccumulatorMap(acc, B, H, TQ, D, kFlashBackwardBlockM)};
     exe.launches.push_back(launch);
   } else {
     exe.launches.push_back({2,

@@ -55,7 +55,7 @@ TEST(FlashTensorMaps, UnalignedOperandsStayOnCpAsync) {
 TEST(FlashTensorMaps, DqAccumulator) {
   // f32 [2, 3, 100, 128]: heads and batches as one dimension, so boxes stop
   // at a head's last row; 32-column boxes are one 128-byte swizzle row.
-  TensorMapArg map = flashDqAccumulatorMap(BufferRef::workspace(1280), 2, 3, 100, 128);
+  TensorMapArg map = flashDqAccumulatorMap(BufferRef::workspace(1280), 2, 3, 100, 128, 64);
   EXPECT_EQ(map.base, BufferRef::workspace(1280));
   EXPECT_EQ(map.dtype, DType::F32);
   EXPECT_EQ(map.rank, 3u);

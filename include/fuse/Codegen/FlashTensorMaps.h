@@ -61,12 +61,13 @@ inline runtime::TensorMapArg flashTensorMap(const runtime::BufferRef &base, DTyp
 }
 
 /// The TMA backward's f32 dQ accumulator (its own contiguous [batch,
-/// qHeads, tq, D]) at `base`, added to in boxes of 32 columns by 64 rows
-/// (kFlashBackwardBlockM) from 128-byte-swizzled shared tiles; dims {D, tq,
-/// batch x qHeads}, so rows past a head's end are dropped.
+/// qHeads, tq, D]) at `base`, added to in boxes of 32 columns (one 128-byte
+/// swizzled row) by `boxRows` from shared tiles; dims {D, tq, batch x
+/// qHeads}, so rows past a head's end are dropped.
 inline runtime::TensorMapArg flashDqAccumulatorMap(const runtime::BufferRef &base,
                                                    int64_t batch, int64_t qHeads,
-                                                   int64_t tq, int64_t headDim) {
+                                                   int64_t tq, int64_t headDim,
+                                                   int boxRows) {
   constexpr uint64_t kFloatBytes = 4;
   runtime::TensorMapArg map;
   map.base = base;
@@ -76,7 +77,7 @@ inline runtime::TensorMapArg flashDqAccumulatorMap(const runtime::BufferRef &bas
               static_cast<uint64_t>(batch * qHeads), 1, 1};
   map.strides = {static_cast<uint64_t>(headDim) * kFloatBytes,
                  static_cast<uint64_t>(tq * headDim) * kFloatBytes, 0, 0};
-  map.box = {32, 64, 1, 1, 1};
+  map.box = {32, static_cast<uint32_t>(boxRows), 1, 1, 1};
   map.swizzle = runtime::TensorMapArg::Swizzle::B128;
   return map;
 }
