@@ -1,4 +1,4 @@
-// fuse-depends: common.cuh reductions.cuh vector_io.cuh
+// fuse-depends: common.cuh philox.cuh reductions.cuh vector_io.cuh
 //===- attention_softmax.cuh - Softmax of attention lowered to GEMMs ------===//
 //
 // Attention as cuBLASLt GEMMs around these row kernels:
@@ -9,6 +9,13 @@
 //             attentionProbabilities(S, lse)
 // dS is the gradient with respect to Q K^T (the scale folded in), so dQ and
 // dK are plain GEMMs with no scaling epilogue.
+//
+// An additive mask and dropout are passes of their own around these, so
+// that the row kernels stay one form: attentionMaskScores adds the mask to
+// S in place after each S GEMM, and attentionDropout scales P (before
+// O = P V and dV = P^T dO) and dP (before the softmax backward) by the
+// reference's Philox keep factors. The log-sum-exp and the row term
+// D = dO . O need no change: O already holds the dropped probabilities.
 //
 // Layout: S is rows of tk f32 scores; row r is query i = r % tq of head-batch
 // r / tq (grouped query heads are just more rows). `causal` lets query i see
@@ -271,6 +278,48 @@ FUSE_DEVICE void attentionSoftmaxBackward(const float *scores, const float *lse,
     detail::softmaxBackwardRow<T, 1>(scores + base, lse[row], dprobs + base,
                                      rowDot, dscores + base, visible, tk,
                                      scale);
+}
+
+namespace detail {
+
+/// The additive term of one mask element: a float mask as it is, a boolean
+/// one (i1, stored as unsigned char) 0 where true and -inf where false, as
+/// the reference interpreter reads them.
+FUSE_DEVICE float attentionMaskTerm(float v) { return v; }
+FUSE_DEVICE float attentionMaskTerm(bf16 v) { return toFloat(v); }
+FUSE_DEVICE float attentionMaskTerm(f16 v) { return toFloat(v); }
+FUSE_DEVICE float attentionMaskTerm(unsigned char v) { return v ? 0.0f : -infinity(); }
+
+} // namespace detail
+
+/// scores[r, j] += mask term (b, h, i, j), row r = (b * heads + h) * tq + i.
+/// The mask is [B or 1, H or 1, Tq or 1, Tk] row-major; a broadcast
+/// dimension has stride 0.
+template <typename M>
+FUSE_DEVICE void attentionMaskScores(float *scores, const M *mask, int heads, int tq, int tk,
+                                     long long strideB, long long strideH, long long strideQ) {
+  const int row = blockIdx.x;
+  const int i = row % tq, h = (row / tq) % heads, b = row / (tq * heads);
+  const M *m = mask + b * strideB + h * strideH + i * strideQ;
+  float *s = scores + static_cast<long long>(row) * tk;
+  for (int j = threadIdx.x; j < tk; j += kAttentionBlock)
+    s[j] += detail::attentionMaskTerm(m[j]);
+}
+
+/// values[r, j] *= dropout's factor of score (r, j): 0 where Philox's
+/// uniform number n = r * tk + j (under *seed, *offset) is below p, else
+/// 1 / (1 - p) -- the reference interpreter's factor of the same score.
+template <typename T>
+FUSE_DEVICE void attentionDropout(T *values, const long long *seed, const long long *offset,
+                                  int tk, float p) {
+  const uint64_t key = static_cast<uint64_t>(*seed), start = static_cast<uint64_t>(*offset);
+  const float keepScale = 1.0f / (1.0f - p);
+  const long long base = static_cast<long long>(blockIdx.x) * tk;
+  for (int j = threadIdx.x; j < tk; j += kAttentionBlock) {
+    const uint64_t n = static_cast<uint64_t>(base + j);
+    const float keep = philox::uniformAt(key, start, n) < p ? 0.0f : keepScale;
+    values[base + j] = fromFloat<T>(toFloat(values[base + j]) * keep);
+  }
 }
 
 } // namespace fuse

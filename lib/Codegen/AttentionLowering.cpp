@@ -1,13 +1,19 @@
 //===- AttentionLowering.cpp - Attention as GEMMs and softmax kernels -----===//
 //
-// Until the flash-attention kernels arrive, an attention fusion runs as
-// batched cuBLASLt GEMMs around the row kernels of
+// What the flash kernels do not take (f32, f16 / bf16 at other head dims, a
+// boolean mask) runs as batched cuBLASLt GEMMs around the row kernels of
 // kernels/attention_softmax.cuh, with the scores in the workspace:
 //
-//   forward:  S = scale Q K^T (f32);  P, lse = softmax(S);  O = P V
-//   backward: S = scale Q K^T;  P = exp(S - lse);  dV = P^T dO;
-//             dP = dO V^T;  dS = P (dP - rowsum(dO O)) scale;
+//   forward:  S = scale Q K^T (f32) [+ mask];  P, lse = softmax(S);
+//             [P *= Z];  O = P V
+//   backward: S = scale Q K^T [+ mask];  P = exp(S - lse) [* Z];
+//             dV = P^T dO;  dP = dO V^T [* Z];
+//             dS = exp(S - lse) (dP - rowsum(dO O)) scale;
 //             dQ = dS K;  dK = dS^T Q
+//
+// Z is dropout's keep factor per score (0 or 1 / (1 - p), Philox as the
+// reference draws it); the bracketed steps are in-place passes launched
+// only when the op has a mask or dropout.
 //
 // Grouped-query attention needs no copies: the G query heads that share a
 // key/value head are consecutive in memory, so they are one GEMM batch entry
@@ -97,7 +103,57 @@ void addSoftmaxLaunch(CodegenContext &context, const std::string &call,
 
 std::string typeArgument(DType dtype) { return storageType(dtype); }
 
+/// The optional parts of an attention op: its mask and its dropout (with the
+/// Philox seed and offset), as fusion inputs.
+struct Regularisation {
+  Value mask, seed, offset;
+  float dropout = 0.0f;
+};
+
+template <typename OpTy> Regularisation regularisationOf(OpTy op) {
+  return {op.getMask(), op.getSeed(), op.getOffset(),
+          static_cast<float>(op.getDropoutP().convertToDouble())};
+}
+
+/// S += mask in place (attentionMaskScores), when there is a mask.
+void addMaskPass(CodegenContext &context, const Regularisation &parts,
+                 const BufferRef &mask, const BufferRef &s, const AttentionShape &shape,
+                 const std::string &label) {
+  std::array<int64_t, 3> strides = attentionMaskStrides(parts.mask);
+  DType maskType = dtypeOf(parts.mask);
+  std::string call = "fuse::attentionMaskScores<" + typeArgument(maskType) + ">($0, $1, " +
+                     std::to_string(shape.queryHeads) + ", " +
+                     std::to_string(shape.queryLength) + ", " +
+                     std::to_string(shape.keyLength) + ", " + std::to_string(strides[0]) +
+                     "LL, " + std::to_string(strides[1]) + "LL, " +
+                     std::to_string(strides[2]) + "LL)";
+  int64_t scores = shape.rows() * shape.keyLength;
+  addSoftmaxLaunch(context, call, {{"s", DType::F32}, {"mask", maskType}}, {false, true},
+                   {s, mask}, shape.rows(), "attention mask of " + label,
+                   static_cast<double>(scores) * (8 + dtypeSize(maskType)));
+}
+
+/// values *= dropout's keep factors in place (attentionDropout); `values`
+/// holds one row of keyLength scores per query row.
+void addDropoutPass(CodegenContext &context, const Regularisation &parts, DType valueType,
+                    const BufferRef &values, const BufferRef &seed, const BufferRef &offset,
+                    const AttentionShape &shape, const std::string &what) {
+  std::string call = "fuse::attentionDropout<" + typeArgument(valueType) + ">($0, $1, $2, " +
+                     std::to_string(shape.keyLength) + ", " + floatLiteral(parts.dropout) + ")";
+  addSoftmaxLaunch(context, call,
+                   {{"values", valueType}, {"seed", DType::I64}, {"offset", DType::I64}},
+                   {false, true, true}, {values, seed, offset}, shape.rows(), what,
+                   static_cast<double>(shape.rows() * shape.keyLength) * 2 *
+                       dtypeSize(valueType));
+}
+
 } // namespace
+
+std::array<int64_t, 3> attentionMaskStrides(Value mask) {
+  std::vector<int64_t> m = shapeOf(mask);
+  return {m[0] == 1 ? 0 : m[1] * m[2] * m[3], m[1] == 1 ? 0 : m[2] * m[3],
+          m[2] == 1 ? 0 : m[3]};
+}
 
 LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   FailureOr<bool> flash = lowerFlashAttention(fusion, context);
@@ -116,10 +172,28 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   };
   std::string label = describeOp(fusion);
 
+  // The mask, seed and offset buffers of an op that has them (the verifier
+  // gives every op with dropout a seed and an offset).
+  auto regularisationBuffers = [&](Operation *op, const Regularisation &parts,
+                                   BufferRef &mask, BufferRef &seed,
+                                   BufferRef &offset) -> LogicalResult {
+    for (auto [value, ref] : {std::pair<Value, BufferRef *>{parts.mask, &mask},
+                              {parts.seed, &seed}, {parts.offset, &offset}}) {
+      if (!value)
+        continue;
+      FailureOr<BufferRef> where = outer(value);
+      if (failed(where))
+        return op->emitError() << "attention operands must be in memory";
+      *ref = *where;
+    }
+    return success();
+  };
+
   if (auto forward = dyn_cast<AttentionOp>(attention)) {
-    if (forward.getMask() || forward.getSeed() || forward.getDropoutP().convertToDouble() != 0.0)
-      return forward.emitError() << "the CUDA code generator supports attention "
-                                    "without mask and dropout only (causal or not)";
+    Regularisation parts = regularisationOf(forward);
+    BufferRef maskRef, seedRef, offsetRef;
+    if (failed(regularisationBuffers(forward, parts, maskRef, seedRef, offsetRef)))
+      return failure();
     AttentionShape shape = attentionShape(forward.getQuery(), forward.getKey(),
                                           forward.getValue());
     DType dtype = dtypeOf(forward.getQuery());
@@ -142,6 +216,8 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                               shape.headDim, false, true, *q, rpe * shape.headDim,
                               *k, tk * shape.headDim, s, rpe * tk, scale);
     context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
+    if (parts.mask)
+      addMaskPass(context, parts, maskRef, s, shape, label);
     std::string call = "fuse::attentionSoftmaxForward<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + std::to_string(shape.queryLength) +
                        ", " + std::to_string(tk) + ", " +
@@ -150,6 +226,9 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                      {true, false, false}, {s, p, lse}, shape.rows(),
                      "attention softmax of " + label,
                      static_cast<double>(scores) * (4 + dtypeSize(dtype)));
+    if (parts.dropout != 0.0f)
+      addDropoutPass(context, parts, dtype, p, seedRef, offsetRef, shape,
+                     "attention dropout of " + label);
     GemmStep pv = batchedGemm(dtype, dtype, shape.entries(), rpe, shape.valueDim,
                               tk, false, false, p, rpe * tk, *v,
                               tk * shape.valueDim, out, rpe * shape.valueDim, 1.0f);
@@ -160,9 +239,10 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   auto backward = dyn_cast<AttentionBackwardOp>(attention);
   if (!backward)
     return fusion.emitError() << "attention fusion without an attention op first";
-  if (backward.getMask() || backward.getSeed() || backward.getDropoutP().convertToDouble() != 0.0)
-    return backward.emitError() << "the CUDA code generator supports attention "
-                                   "without mask and dropout only (causal or not)";
+  Regularisation parts = regularisationOf(backward);
+  BufferRef maskRef, seedRef, offsetRef;
+  if (failed(regularisationBuffers(backward, parts, maskRef, seedRef, offsetRef)))
+    return failure();
   AttentionShape shape = attentionShape(backward.getQuery(), backward.getKey(),
                                         backward.getValue());
   DType dtype = dtypeOf(backward.getQuery());
@@ -189,6 +269,8 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   GemmStep qk = batchedGemm(dtype, DType::F32, shape.entries(), rpe, tk, d, false,
                             true, *q, rpe * d, *k, tk * d, s, rpe * tk, scale);
   context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
+  if (parts.mask)
+    addMaskPass(context, parts, maskRef, s, shape, label);
   addSoftmaxLaunch(context,
                    "fuse::attentionProbabilities<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + tq + ", " + tkText + ", " + causal + ")",
@@ -196,6 +278,9 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                    {true, true, false}, {s, *lse, p}, shape.rows(),
                    "attention probabilities of " + label,
                    static_cast<double>(scores) * (4 + dtypeSize(dtype)));
+  if (parts.dropout != 0.0f)
+    addDropoutPass(context, parts, dtype, p, seedRef, offsetRef, shape,
+                   "attention dropout of " + label);
   GemmStep gradV = batchedGemm(dtype, dtype, shape.entries(), tk, dvDim, rpe, true,
                                false, p, rpe * tk, *dout, rpe * dvDim, dv,
                                tk * dvDim, 1.0f);
@@ -204,6 +289,9 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                                false, true, *dout, rpe * dvDim, *v, tk * dvDim, dp,
                                rpe * tk, 1.0f);
   context.addGemm(gradP, "attention dP of " + label, gemmFlops(gradP), 0);
+  if (parts.dropout != 0.0f)
+    addDropoutPass(context, parts, DType::F32, dp, seedRef, offsetRef, shape,
+                   "attention dP dropout of " + label);
   addSoftmaxLaunch(context,
                    "fuse::attentionSoftmaxBackward<" + typeArgument(dtype) +
                        ">($0, $1, $2, $3, $4, $5, " + tq + ", " + tkText + ", " +

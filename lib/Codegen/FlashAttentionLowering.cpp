@@ -62,13 +62,10 @@ FlashStrides stridesOf(const StridedLayout &layout) {
 
 /// `fuse::FlashParams p{...};` for the kernel body.
 std::string paramsLiteral(const FlashCall &call) {
-  int64_t strideB = 0, strideH = 0, strideQ = 0;
-  if (call.mask) {
-    std::vector<int64_t> m = shapeOf(*call.mask);
-    strideQ = m[2] == 1 ? 0 : m[3];
-    strideH = m[1] == 1 ? 0 : m[2] * m[3];
-    strideB = m[0] == 1 ? 0 : m[1] * m[2] * m[3];
-  }
+  std::array<int64_t, 3> maskStrides{0, 0, 0};
+  if (call.mask)
+    maskStrides = attentionMaskStrides(*call.mask);
+  auto [strideB, strideH, strideQ] = maskStrides;
   return "  fuse::FlashParams p{" + std::to_string(call.batch) + ", " +
          std::to_string(call.qHeads) + ", " + std::to_string(call.kvHeads) + ", " +
          std::to_string(call.tq) + ", " + std::to_string(call.tk) + ", " +

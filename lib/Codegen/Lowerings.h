@@ -13,6 +13,7 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
+#include <array>
 #include <functional>
 
 namespace fuse::codegen {
@@ -49,6 +50,9 @@ mlir::LogicalResult lowerAttentionFusion(mlir::fuse::FusionOp fusion,
 /// saying why) when the GEMM + softmax lowering must take it.
 mlir::FailureOr<bool> lowerFlashAttention(mlir::fuse::FusionOp fusion,
                                           CodegenContext &context);
+/// Element strides of an attention mask [B or 1, H or 1, Tq or 1, Tk] over
+/// batch, head and query row: 0 along a broadcast dimension.
+std::array<int64_t, 3> attentionMaskStrides(mlir::Value mask);
 mlir::LogicalResult lowerScatterAdd(mlir::fuse::ScatterAddOp scatter,
                                     CodegenContext &context);
 

@@ -5,7 +5,9 @@
 # the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails of every kernel
 # template; flash attention reading and writing through the strided views of
 # packed and separate projections) in bf16 and f32, and on
-# test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128) in bf16. Where there is no GPU it prints why and exits 77,
+# test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128)
+# and attention-fallback.mlir (mask and dropout where the flash kernels do
+# not run) in bf16 and f32. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
 #
 #   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)
@@ -56,8 +58,15 @@ for graph in "$graphs"/*-tiny-*.mlir; do
   [[ $name == *-infer ]] &&
     check "$name (f16)" "$graph" "${inputs[@]}" --pipeline='fuse-pipeline{amp=f16}'
 done
-# Mask and dropout at head dim 128: flash kernels only (bf16).
+# Mask and dropout at head dim 128: the flash kernels in bf16, the GEMM +
+# softmax path in f32; and that path's in both where flash does not apply.
 check "flash-dropout (bf16)" "$root/test/Codegen/Inputs/flash-dropout.mlir"
+check "flash-dropout (f32)" "$root/test/Codegen/Inputs/flash-dropout.mlir" --pipeline='fuse-pipeline{amp=none}'
+fallback=$root/test/Codegen/Inputs/attention-fallback.mlir
+for entry in head_dim_80 boolean_padding_mask; do
+  check "attention-fallback $entry (bf16)" "$fallback" --entry "$entry"
+  check "attention-fallback $entry (f32)" "$fallback" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
+done
 for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$edge" | cut -d@ -f2); do
   check "edge-sizes $entry (bf16)" "$edge" --entry "$entry"
   check "edge-sizes $entry (f32)" "$edge" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
