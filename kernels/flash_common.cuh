@@ -53,12 +53,12 @@ constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
 constexpr int kFlashTmaBlockN = 128;
 constexpr int kFlashTmaStages = 2;
 
-/// Its dynamic shared memory: the Q tile, the K and V stages, 1 KiB to
-/// align the swizzled tiles and the mbarriers (Q full; K / V full / empty
-/// per stage). 164,936 bytes at head dim 128.
+/// Its dynamic shared memory: the Q tile, the K and V stages, the output
+/// tile, 1 KiB to align the swizzled tiles and the mbarriers (Q full and
+/// empty; K / V full / empty per stage). 197,712 bytes at head dim 128.
 FUSE_HOST_DEVICE constexpr int flashForwardTmaSharedBytes(int headDim) {
-  return (kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
-         8 * (1 + 4 * kFlashTmaStages);
+  return (2 * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
+         8 * (2 + 4 * kFlashTmaStages);
 }
 
 /// The warp-specialised backward (flash_backward_tma.cuh): keys per CTA,
@@ -107,27 +107,45 @@ namespace flash {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-/// The (query tile, head, batch) one block of a forward launch works on;
-/// the grid is (tiles, heads, batch). The hardware starts blocks in linear
-/// order, x fastest, so with the tile as blockIdx.x the longest causal
-/// blocks (the last query tiles, which see the most keys) of the last heads
-/// would start at the end of the launch and form its tail. Causal launches
-/// number their blocks tile-slowest instead, longest first over the whole
-/// grid. (The backward keeps blockIdx.x as its key tile, which already
-/// starts each head's longest block first: numbered this way its causal
-/// forward + backward did not gain, 406 -> 389 and 328 -> 306 TFLOP/s at
-/// head dim 128 on an H200, one run each.)
+/// The (query tile, head, batch) of forward work item `item` out of
+/// tiles x heads x batch. The hardware starts blocks in linear order, so
+/// with the tile fastest the longest causal items (the last query tiles,
+/// which see the most keys) of the last heads would start at the end of the
+/// launch and form its tail. Causal items are numbered tile-slowest
+/// instead, longest first over the whole launch. (The backward keeps
+/// blockIdx.x as its key tile, which already starts each head's longest
+/// block first: numbered this way its causal forward + backward did not
+/// gain, 406 -> 389 and 328 -> 306 TFLOP/s at head dim 128 on an H200, one
+/// run each.)
 struct FlashBlock {
   int tile, head, batch;
 };
-FUSE_DEVICE FlashBlock flashForwardBlock(bool causal) {
+FUSE_DEVICE FlashBlock flashForwardItem(int item, int tiles, int heads, int batch,
+                                        bool causal) {
   if (!causal)
-    return {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
-            static_cast<int>(blockIdx.z)};
-  const int tiles = gridDim.x, heads = gridDim.y, batch = gridDim.z;
-  const int linear = blockIdx.x + tiles * (blockIdx.y + heads * blockIdx.z);
-  const int rank = linear / (heads * batch), rest = linear % (heads * batch);
+    return {item % tiles, (item / tiles) % heads, item / (tiles * heads)};
+  const int rank = item / (heads * batch), rest = item % (heads * batch);
   return {tiles - 1 - rank, rest % heads, rest / heads};
+}
+
+/// The item of a (tiles, heads, batch) grid's block.
+FUSE_DEVICE FlashBlock flashForwardBlock(bool causal) {
+  const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  return flashForwardItem(linear, gridDim.x, gridDim.y, gridDim.z, causal);
+}
+
+/// A persistent launch's item for this CTA in round `round` (0, 1, ...), or
+/// -1 past the last of `items`: CTA c takes c, then 2 G - 1 - c, 2 G + c,
+/// ... with G = gridDim.x. Rounds alternate direction ("snake") so that
+/// with items numbered longest first, the CTA with the longest item of one
+/// round has the shortest of the next, which evens out a CTA's total work
+/// (within 2% of the mean at (1, 32, 8192) causal, where plain round robin
+/// leaves one CTA 8% over it). A grid of `items` CTAs is the plain launch:
+/// one item each.
+FUSE_DEVICE int flashPersistentItem(int round, int items) {
+  const int column = round % 2 == 0 ? blockIdx.x : gridDim.x - 1 - blockIdx.x;
+  const long long item = static_cast<long long>(round) * gridDim.x + column;
+  return item < items ? static_cast<int>(item) : -1;
 }
 
 FUSE_DEVICE uint32_t sharedAddress(const void *p) {

@@ -8,13 +8,23 @@
 //     Q tile once and then for K and V tiles through kFlashTmaStages shared
 //     buffers each, each buffer guarded by a "full" mbarrier (the copy's
 //     bytes complete it) and an "empty" one (both consumers arrive when
-//     their products have read it). It keeps 24 registers (setmaxnreg).
-//   - warpgroups 1 and 2 consume, 64 query rows each, with 240 registers:
+//     their products have read it). It keeps 40 registers (setmaxnreg;
+//     24 spill the item loop of a persistent launch).
+//   - warpgroups 1 and 2 consume, 64 query rows each, with 232 registers
+//     (40 + 2 x 232 fit the 168 x 3 a thread that launch bounds give):
 //     S = Q K^T, softmax, O += P V, with one tile's P V in flight while the
 //     next tile's softmax runs (intra-warpgroup overlap), and
 //   - the two consumers issue their products in turn (two named barriers,
 //     "ping-pong"), so one's softmax runs while the other's products own
 //     the tensor cores.
+// The launch is persistent: a CTA works through query tiles (items) one
+// after the other (flashPersistentItem), the producer loading the next
+// item's Q as soon as both consumers have issued their last Q K^T and its
+// K and V through the same stages, so the next item's first products need
+// not wait for its loads while the last item's output is written. The
+// output is staged in a tile of its own for that. A grid of one CTA per
+// item (the runtime's grid before it caps it at the multiprocessors) runs
+// the same code one item a CTA.
 // q, k and v are read through TensorMaps of their [batch, heads, rows, D]
 // views (dims {D, rows, heads, batch}, box {64, rows of a tile, 1, 1},
 // 128-byte swizzle: the copy engine writes exactly the SwizzledTile layout
@@ -28,83 +38,141 @@
 
 namespace fuse {
 
-/// One consumer warpgroup of flashAttentionForwardTma: query rows
-/// m0 + 64 group .. + 63 against the key tiles the producer delivers.
+/// Where flashAttentionForwardTma keeps its tiles and mbarriers in shared
+/// memory, and the items it works through.
+template <int D> struct FlashForwardTmaLayout {
+  static constexpr int M = kFlashBlockM, N = kFlashTmaBlockN, S = kFlashTmaStages;
+  using QTile = wgmma::SwizzledTile<M, D>;
+  using KVTile = wgmma::SwizzledTile<N, D>;
+  uint32_t sQ, sK, sV, sO, barriers;
+  int tiles, items; // query tiles of a head; tiles x heads x batch
+
+  FUSE_DEVICE FlashForwardTmaLayout(uint32_t sharedBase, const FlashParams &p) {
+    sQ = (sharedBase + 1023) & ~1023u;
+    sK = sQ + QTile::kBytes;
+    sV = sK + S * KVTile::kBytes;
+    sO = sV + S * KVTile::kBytes;
+    barriers = sO + QTile::kBytes;
+    tiles = (p.tq + M - 1) / M;
+    items = tiles * p.qHeads * p.batch;
+  }
+  // Q full and empty, then K full, V full, K empty, V empty per stage.
+  FUSE_DEVICE uint32_t qFull() const { return barriers; }
+  FUSE_DEVICE uint32_t qEmpty() const { return barriers + 8; }
+  FUSE_DEVICE uint32_t kFull(int s) const { return barriers + 8 * (2 + s); }
+  FUSE_DEVICE uint32_t vFull(int s) const { return barriers + 8 * (2 + S + s); }
+  FUSE_DEVICE uint32_t kEmpty(int s) const { return barriers + 8 * (2 + 2 * S + s); }
+  FUSE_DEVICE uint32_t vEmpty(int s) const { return barriers + 8 * (2 + 3 * S + s); }
+  FUSE_DEVICE uint32_t kBuf(int s) const { return sK + s * KVTile::kBytes; }
+  FUSE_DEVICE uint32_t vBuf(int s) const { return sV + s * KVTile::kBytes; }
+
+  /// This CTA's item of round `round`: query row m0, head, batch and key
+  /// tiles; keyTiles is -1 past its last item.
+  struct Item {
+    int m0, h, b, keyTiles;
+  };
+  FUSE_DEVICE Item item(int round, const FlashParams &p) const {
+    const int index = flash::flashPersistentItem(round, items);
+    if (index < 0)
+      return {0, 0, 0, -1};
+    const flash::FlashBlock block =
+        flash::flashForwardItem(index, tiles, p.qHeads, p.batch, p.causal);
+    const int m0 = block.tile * M;
+    const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
+    return {m0, block.head, block.batch, (kvEnd + N - 1) / N};
+  }
+};
+
+/// One consumer warpgroup of flashAttentionForwardTma: for each item, query
+/// rows m0 + 64 group .. + 63 against the key tiles the producer delivers.
 template <typename T, int D>
-FUSE_DEVICE void flashForwardTmaConsumer(int group, uint32_t sQ, uint32_t sK, uint32_t sV,
-                                         uint32_t qFull, int tiles, int m0, int h, int b,
+FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<D> &smem,
                                          const T *mask, const long long *seed,
                                          const long long *offset, T *out, float *lse,
                                          const FlashParams &p) {
   using namespace flash;
-  constexpr int M = kFlashBlockM, N = kFlashTmaBlockN, S = kFlashTmaStages;
-  using QTile = wgmma::SwizzledTile<M, D>;
-  using KVTile = wgmma::SwizzledTile<N, D>;
+  using Layout = FlashForwardTmaLayout<D>;
+  constexpr int M = Layout::M, N = Layout::N, S = Layout::S;
+  using QTile = typename Layout::QTile;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
-  auto kFull = [&](int s) { return qFull + 8 * (1 + s); };
-  auto vFull = [&](int s) { return qFull + 8 * (1 + S + s); };
-  auto kEmpty = [&](int s) { return qFull + 8 * (1 + 2 * S + s); };
-  auto vEmpty = [&](int s) { return qFull + 8 * (1 + 3 * S + s); };
-  auto kBuf = [&](int s) { return sK + s * KVTile::kBytes; };
-  auto vBuf = [&](int s) { return sV + s * KVTile::kBytes; };
+  const uint32_t sQ = smem.sQ;
 
   const int tid = threadIdx.x - 128;
   const int warp = tid / 32, lane = tid % 32;
   const int rowInTile = group * 64 + (warp % 4) * 16;
   const int g = lane / 4, t = lane % 4;
   const bool releases = tid % 128 == 0; // one arrival per consumer
-  const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
 
   // Ping-pong: consumer c issues its products after passing named barrier
-  // 1 + c, then lets the other go. Consumer 0 goes first; the
-  // other skips its last hand-over so that no arrival is left pending.
-  // (Barrier ids are immediates so that ptxas reserves only these.)
+  // 1 + c, then lets the other go, over all items in turn. Consumer 0 goes
+  // first; the other skips its very last hand-over so that no arrival is
+  // left pending. (Barrier ids are immediates so that ptxas reserves only
+  // these.) Every item has a key tile when there are keys at all.
   auto awaitTurn = [&]() {
     if (group == 0)
       tma::namedSync<1>(2 * 128);
     else
       tma::namedSync<2>(2 * 128);
   };
-  auto passTurn = [&](int j) {
+  auto passTurn = [&](bool last) {
     if (group == 0)
       tma::namedArrive<2>(2 * 128);
-    else if (j + 1 < tiles)
+    else if (!last)
       tma::namedArrive<1>(2 * 128);
   };
-  if (group == 1 && tiles > 0)
+  if (group == 1 && p.tk > 0 && smem.item(0, p).keyTiles >= 0)
     tma::namedArrive<1>(2 * 128);
+
+  const float scaleLog2 = p.scale * kLog2e;
+  const bool dropout = p.dropoutP > 0.0f;
+  const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
+  const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
+  const float keepScale = 1.0f / (1.0f - p.dropoutP);
+
+  // Key tiles are counted over all items: the c-th goes through stage
+  // c % S in phase (c / S) & 1.
+  int consumed = 0;
+  for (int round = 0;; ++round) {
+  const typename Layout::Item it = smem.item(round, p);
+  if (it.keyTiles < 0)
+    break;
+  const int m0 = it.m0, h = it.h, b = it.b, tiles = it.keyTiles;
+  const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
+  const bool more = smem.item(round + 1, p).keyTiles >= 0;
+  const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
 
   float o[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i)
     o[i] = 0.0f;
   float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
-  const float scaleLog2 = p.scale * kLog2e;
-  const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
-  const bool dropout = p.dropoutP > 0.0f;
-  const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
-  const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
-  const float keepScale = 1.0f / (1.0f - p.dropoutP);
-
   float s[N / 2];         // scores of key tile j, then its probabilities
   uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
+  auto stageOf = [&](int j) { return (consumed + j) % S; };
+  auto parityOf = [&](int j) { return static_cast<uint32_t>(((consumed + j) / S) & 1); };
   auto issueScores = [&](int j) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
       wgmma::Mma<T, N>::template ss<0, 0>(s, wgmma::kMajor<M, D>(sQ, group * 64, kk * 16),
-                                          wgmma::kMajor<N, D>(kBuf(j % S), 0, kk * 16),
+                                          wgmma::kMajor<N, D>(smem.kBuf(stageOf(j)), 0,
+                                                              kk * 16),
                                           kk > 0);
     wgmma::commit();
   };
   auto issueValues = [&](int j) {
 #pragma unroll
     for (int kk = 0; kk < N / 16; ++kk)
-      wgmma::Mma<T, D>::template rs<1>(o, pa[kk], wgmma::mnMajor<N, D>(vBuf(j % S), kk * 16),
+      wgmma::Mma<T, D>::template rs<1>(o, pa[kk],
+                                       wgmma::mnMajor<N, D>(smem.vBuf(stageOf(j)), kk * 16),
                                        1);
     wgmma::commit();
   };
-  auto parityOf = [&](int j) { return static_cast<uint32_t>((j / S) & 1); };
+  // Q is free for the next item once this consumer's last Q K^T is done.
+  auto releaseQuery = [&](int j) {
+    if (releases && j + 1 == tiles)
+      tma::arrive(smem.qEmpty());
+  };
 
   // Scores of tile j to probabilities (online softmax); alpha[r] rescales
   // what O and the row sums held before.
@@ -169,40 +237,44 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, uint32_t sQ, uint32_t sK, ui
         pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
   };
 
-  tma::wait(qFull, 0);
+  tma::wait(smem.qFull(), round & 1);
+  if (tiles == 0 && releases)
+    tma::arrive(smem.qEmpty());
   if (tiles > 0) {
     float alpha[2];
-    tma::wait(kFull(0), 0);
+    tma::wait(smem.kFull(stageOf(0)), parityOf(0));
     awaitTurn();
     wgmma::fence();
     issueScores(0);
-    passTurn(0);
+    passTurn(!more && tiles == 1);
     wgmma::wait<0>();
     wgmma::pin(s);
     if (releases)
-      tma::arrive(kEmpty(0));
+      tma::arrive(smem.kEmpty(stageOf(0)));
+    releaseQuery(0);
     softmax(0, alpha);
     packProbabilities();
   }
   for (int j = 1; j < tiles; ++j) {
-    tma::wait(kFull(j % S), parityOf(j));
-    tma::wait(vFull((j - 1) % S), parityOf(j - 1));
+    tma::wait(smem.kFull(stageOf(j)), parityOf(j));
+    tma::wait(smem.vFull(stageOf(j - 1)), parityOf(j - 1));
     awaitTurn();
     wgmma::pin(o);
     wgmma::fence();
     issueScores(j);
     issueValues(j - 1);
-    passTurn(j);
+    passTurn(!more && j + 1 == tiles);
     wgmma::wait<1>();
     wgmma::pin(s);
     if (releases)
-      tma::arrive(kEmpty(j % S));
+      tma::arrive(smem.kEmpty(stageOf(j)));
+    releaseQuery(j);
     float alpha[2];
     softmax(j, alpha);
     wgmma::wait<0>();
     wgmma::pin(o);
     if (releases)
-      tma::arrive(vEmpty((j - 1) % S));
+      tma::arrive(smem.vEmpty(stageOf(j - 1)));
 #pragma unroll
     for (int dt = 0; dt < D / 8; ++dt)
 #pragma unroll
@@ -213,17 +285,20 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, uint32_t sQ, uint32_t sK, ui
     packProbabilities();
   }
   if (tiles > 0) {
-    tma::wait(vFull((tiles - 1) % S), parityOf(tiles - 1));
+    tma::wait(smem.vFull(stageOf(tiles - 1)), parityOf(tiles - 1));
     wgmma::pin(o);
     wgmma::fence();
     issueValues(tiles - 1);
     wgmma::wait<0>();
     wgmma::pin(o);
+    if (releases)
+      tma::arrive(smem.vEmpty(stageOf(tiles - 1)));
   }
+  consumed += tiles;
 
-  // Normalise; stage the warp's 16 rows in its own rows of the Q tile (only
-  // this warpgroup's finished products read them) for 16-byte stores.
-  unsigned char *stage = fuseFlashShared + (sQ - sharedBase);
+  // Normalise; stage the warp's 16 rows in its own rows of the output tile
+  // for 16-byte stores.
+  unsigned char *stage = fuseFlashShared + (smem.sO - sharedBase);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float sum = rowSum[r];
@@ -249,6 +324,8 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, uint32_t sQ, uint32_t sK, ui
       *reinterpret_cast<uint4 *>(out + p.o.at(b, h, i) + chunk * 8) =
           *reinterpret_cast<const uint4 *>(stage + QTile::chunk(row, chunk));
   }
+  __syncwarp(); // the staged rows are read before the next item writes them
+  }
 }
 
 template <typename T, int D>
@@ -258,36 +335,21 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
                                           T *out, float *lse, const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
-  constexpr int M = kFlashBlockM, N = kFlashTmaBlockN, S = kFlashTmaStages;
-  using QTile = wgmma::SwizzledTile<M, D>;
-  using KVTile = wgmma::SwizzledTile<N, D>;
+  using Layout = FlashForwardTmaLayout<D>;
+  constexpr int S = Layout::S;
+  using QTile = typename Layout::QTile;
+  using KVTile = typename Layout::KVTile;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
-
-  const FlashBlock block = flashForwardBlock(p.causal);
-  const int m0 = block.tile * M, h = block.head, b = block.batch;
-  const int kvh = h / (p.qHeads / p.kvHeads);
-  const uint32_t sharedBase = sharedAddress(fuseFlashShared);
-  const uint32_t sQ = (sharedBase + 1023) & ~1023u;
-  const uint32_t sK = sQ + QTile::kBytes, sV = sK + S * KVTile::kBytes;
-  // Barriers: Q full, then K full, V full, K empty, V empty per stage.
-  const uint32_t qFull = sV + S * KVTile::kBytes;
-  auto kFull = [&](int s) { return qFull + 8 * (1 + s); };
-  auto vFull = [&](int s) { return qFull + 8 * (1 + S + s); };
-  auto kEmpty = [&](int s) { return qFull + 8 * (1 + 2 * S + s); };
-  auto vEmpty = [&](int s) { return qFull + 8 * (1 + 3 * S + s); };
-  auto kBuf = [&](int s) { return sK + s * KVTile::kBytes; };
-  auto vBuf = [&](int s) { return sV + s * KVTile::kBytes; };
-
-  const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
-  const int tiles = (kvEnd + N - 1) / N;
+  const Layout smem(sharedAddress(fuseFlashShared), p);
 
   if (threadIdx.x == 0) {
-    tma::initBarrier(qFull, 1);
+    tma::initBarrier(smem.qFull(), 1);
+    tma::initBarrier(smem.qEmpty(), kFlashTmaConsumers);
     for (int s = 0; s < S; ++s) {
-      tma::initBarrier(kFull(s), 1);
-      tma::initBarrier(vFull(s), 1);
-      tma::initBarrier(kEmpty(s), kFlashTmaConsumers);
-      tma::initBarrier(vEmpty(s), kFlashTmaConsumers);
+      tma::initBarrier(smem.kFull(s), 1);
+      tma::initBarrier(smem.vFull(s), 1);
+      tma::initBarrier(smem.kEmpty(s), kFlashTmaConsumers);
+      tma::initBarrier(smem.vEmpty(s), kFlashTmaConsumers);
     }
     tma::fenceBarrierInit();
   }
@@ -295,37 +357,48 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // Producer: K_j and V_j into stage j % S once both consumers are done
-    // with tile j - S there.
-    tma::lowerRegisters<24>();
+    // Producer: each item's Q once both consumers are done with the last
+    // one's, then its K_j and V_j into the stage of the c-th key tile
+    // (counted over items) once both consumers are done with tile c - S
+    // there.
+    tma::lowerRegisters<40>();
     if (threadIdx.x == 0) {
+      tma::prefetch(qMap);
       tma::prefetch(kMap);
       tma::prefetch(vMap);
-      tma::expectBytes(qFull, QTile::kBytes);
-#pragma unroll
-      for (int panel = 0; panel < D / 64; ++panel)
-        tma::load4d(sQ + panel * QTile::kPanelBytes, qMap, qFull, panel * 64, m0, h, b);
-      for (int j = 0; j < tiles; ++j) {
-        const int s = j % S;
-        const uint32_t parity = ((j / S) & 1) ^ 1;
-        tma::wait(kEmpty(s), parity);
-        tma::expectBytes(kFull(s), KVTile::kBytes);
-#pragma unroll
-        for (int panel = 0; panel < D / 64; ++panel)
-          tma::load4d(kBuf(s) + panel * KVTile::kPanelBytes, kMap, kFull(s), panel * 64,
-                      j * N, kvh, b);
-        tma::wait(vEmpty(s), parity);
-        tma::expectBytes(vFull(s), KVTile::kBytes);
+      int issued = 0;
+      for (int round = 0;; ++round) {
+        const typename Layout::Item it = smem.item(round, p);
+        if (it.keyTiles < 0)
+          break;
+        const int kvh = it.h / (p.qHeads / p.kvHeads);
+        tma::wait(smem.qEmpty(), (round & 1) ^ 1);
+        tma::expectBytes(smem.qFull(), QTile::kBytes);
 #pragma unroll
         for (int panel = 0; panel < D / 64; ++panel)
-          tma::load4d(vBuf(s) + panel * KVTile::kPanelBytes, vMap, vFull(s), panel * 64,
-                      j * N, kvh, b);
+          tma::load4d(smem.sQ + panel * QTile::kPanelBytes, qMap, smem.qFull(), panel * 64,
+                      it.m0, it.h, it.b);
+        for (int j = 0; j < it.keyTiles; ++j, ++issued) {
+          const int s = issued % S;
+          const uint32_t parity = ((issued / S) & 1) ^ 1;
+          tma::wait(smem.kEmpty(s), parity);
+          tma::expectBytes(smem.kFull(s), KVTile::kBytes);
+#pragma unroll
+          for (int panel = 0; panel < D / 64; ++panel)
+            tma::load4d(smem.kBuf(s) + panel * KVTile::kPanelBytes, kMap, smem.kFull(s),
+                        panel * 64, j * Layout::N, kvh, it.b);
+          tma::wait(smem.vEmpty(s), parity);
+          tma::expectBytes(smem.vFull(s), KVTile::kBytes);
+#pragma unroll
+          for (int panel = 0; panel < D / 64; ++panel)
+            tma::load4d(smem.vBuf(s) + panel * KVTile::kPanelBytes, vMap, smem.vFull(s),
+                        panel * 64, j * Layout::N, kvh, it.b);
+        }
       }
     }
   } else {
-    tma::raiseRegisters<240>();
-    flashForwardTmaConsumer<T, D>(warpgroup - 1, sQ, sK, sV, qFull, tiles, m0, h, b, mask,
-                                  seed, offset, out, lse, p);
+    tma::raiseRegisters<232>();
+    flashForwardTmaConsumer<T, D>(warpgroup - 1, smem, mask, seed, offset, out, lse, p);
   }
 }
 

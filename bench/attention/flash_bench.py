@@ -77,7 +77,7 @@ def main():
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                "dtype": "bf16", "flop_convention":
                "fwd 4*B*H*T^2*D (halved if causal); fwd+bwd 3.5x fwd", "rows": []}
-    variants = ("cp_async", "tma")
+    variants = ("cp_async", "tma", "tma_cta_per_tile")
     print(f"{'shape':<20}{'causal':>7}" + "".join(f"{v + ' fwd':>13}" for v in variants)
           + f"{'sdpa fwd':>10}" + "".join(f"{v + ' f+b':>13}" for v in variants)
           + f"{'sdpa f+b':>10}   (TFLOP/s; sdpa: the faster backend)")

@@ -142,6 +142,7 @@ void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
   launch.sharedBytes = spec.sharedBytes;
   launch.args = spec.args;
   launch.tensorMaps = spec.tensorMaps;
+  launch.persistentBlocksPerMultiprocessor = spec.persistentBlocksPerMultiprocessor;
   runtime::Step step;
   step.kind = runtime::Step::Kind::Launch;
   step.index = static_cast<int64_t>(executable_.launches.size());

@@ -48,6 +48,8 @@ struct KernelSpec {
   uint32_t sharedBytes = 0;
   std::vector<runtime::BufferRef> args;
   std::vector<runtime::TensorMapArg> tensorMaps;
+  /// runtime::KernelLaunch::persistentBlocksPerMultiprocessor.
+  uint32_t persistentBlocksPerMultiprocessor = 0;
 };
 
 /// Kernel parameters collected while a template runs: pointers (one

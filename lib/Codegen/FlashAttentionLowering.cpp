@@ -82,13 +82,16 @@ std::string templateArgs(const FlashCall &call) {
 /// One launch of a flash device function with the given parameters.
 /// `minBlocks` is __launch_bounds__' minimum blocks a multiprocessor (0:
 /// none); the TMA kernels need 1, which caps registers at entry so that
-/// setmaxnreg can move them between warpgroups.
+/// setmaxnreg can move them between warpgroups. `persistent`: the kernel
+/// strides over grid.x items and runs that many CTAs a multiprocessor.
 void addFlashLaunch(CodegenContext &context, const std::string &kind,
                     KernelParams &params, const std::string &call,
                     const FlashCall &flash, std::array<uint32_t, 3> grid,
                     int threads, int minBlocks, int64_t sharedBytes,
-                    const std::string &label, double flops, double bytes) {
+                    const std::string &label, double flops, double bytes,
+                    uint32_t persistent = 0) {
   KernelSpec spec;
+  spec.persistentBlocksPerMultiprocessor = persistent;
   spec.kind = kind;
   spec.body = kernelSignature(params, threads, minBlocks) + paramsLiteral(flash) + "  " +
               call + ";\n}\n";
@@ -191,7 +194,9 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                           boxRows);
   };
   // Forward operands: q, k, v; backward: dout, q, k, v, out.
-  const bool tma = forward ? flashForwardUsesTma(call.headDim) && addressable({0, 1, 2})
+  const bool tma = forward ? flashForwardUsesTma(call.headDim, call.causal,
+                                                 call.dropout > 0.0f) &&
+                                 addressable({0, 1, 2})
                            : flashBackwardUsesTma(call.headDim, call.dropout > 0.0f) &&
                                  addressable({0, 1, 2, 3});
 
@@ -232,11 +237,14 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
       std::string qm = params.addTensorMap("q_map", operandMap(0, kFlashBlockM));
       std::string km = params.addTensorMap("k_map", operandMap(1, kFlashTmaBlockN));
       std::string vm = params.addTensorMap("v_map", operandMap(2, kFlashTmaBlockN));
+      // Persistent: one item per query tile, head and batch, one CTA a
+      // multiprocessor working through them.
       addFlashLaunch(context, "flash_forward", params,
                      "fuse::flashAttentionForwardTma" + templateArgs(call) + "(" + qm +
                          ", " + km + ", " + vm + ", " + tail,
-                     call, grid, kFlashTmaThreads, 1, flashForwardTmaSharedBytes(call.headDim),
-                     label, fwdFlops, stepCost(fusion).second);
+                     call, {grid[0] * grid[1] * grid[2], 1, 1}, kFlashTmaThreads, 1,
+                     flashForwardTmaSharedBytes(call.headDim), label, fwdFlops,
+                     stepCost(fusion).second, kFlashForwardTmaPersistentBlocks);
     } else {
       addFlashLaunch(context, "flash_forward", params,
                      "fuse::flashAttentionForward" + templateArgs(call) + "(" + qp + ", " +

@@ -9,6 +9,7 @@
 
 #include "fuse/Runtime/Executable.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <set>
@@ -67,6 +68,14 @@ const char *swizzleName(TensorMapArg::Swizzle swizzle) {
   case TensorMapArg::Swizzle::B128: return "128B";
   }
   return "?";
+}
+
+std::array<uint32_t, 3> launchGrid(const KernelLaunch &launch, int multiprocessors) {
+  std::array<uint32_t, 3> grid = launch.grid;
+  if (launch.persistentBlocksPerMultiprocessor > 0 && multiprocessors > 0)
+    grid[0] = std::min<uint64_t>(
+        grid[0], uint64_t(multiprocessors) * launch.persistentBlocksPerMultiprocessor);
+  return grid;
 }
 
 uint32_t swizzleBytes(TensorMapArg::Swizzle swizzle) {
@@ -215,6 +224,9 @@ bool Validator::checkLaunch(size_t index) {
   if (threads > 1024)
     return fail(where + " has " + std::to_string(threads) +
                 " threads per block (at most 1024)");
+  if (launch.persistentBlocksPerMultiprocessor > 0 &&
+      (launch.grid[1] != 1 || launch.grid[2] != 1))
+    return fail(where + " is persistent but its grid is not one-dimensional");
   for (size_t a = 0; a < launch.args.size(); ++a)
     if (!checkRef(launch.args[a], 0, where + " argument " + std::to_string(a)))
       return false;

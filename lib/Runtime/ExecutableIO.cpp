@@ -8,10 +8,10 @@
 //   kernels launches gemms fills copies steps helperSources
 //
 // in exactly the order of the fields of Executable (a launch: kernel, grid,
-// block, shared bytes, args, tensor maps); enums are one byte, floats their
-// bit pattern. Bump kFormatVersion whenever anything here changes: an old
-// file is then refused with a message instead of misread (version 2 added
-// the launches' tensor maps).
+// block, shared bytes, args, tensor maps, persistent blocks); enums are one
+// byte, floats their bit pattern. Bump kFormatVersion whenever anything here
+// changes: an old file is then refused with a message instead of misread
+// (version 2 added the launches' tensor maps, 3 their persistent blocks).
 // Reading checks every enum value, then validateExecutable checks indices and
 // extents, so what comes out is safe to run.
 //
@@ -34,7 +34,7 @@ using detail::ByteWriter;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 
 //===-------------------------------- Writing -----------------------------===//
 
@@ -216,6 +216,7 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.u64(launch.tensorMaps.size());
     for (const TensorMapArg &map : launch.tensorMaps)
       writeTensorMap(w, map);
+    w.u32(launch.persistentBlocksPerMultiprocessor);
   }
   w.u64(exe.gemms.size());
   for (const GemmStep &gemm : exe.gemms)
@@ -283,7 +284,7 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
                [&] { return r.str("helper name"); });
     return kernel;
   });
-  readVector(r, "launches", 52, exe.launches, [&] {
+  readVector(r, "launches", 56, exe.launches, [&] {
     KernelLaunch launch;
     launch.kernel = r.i64("launch kernel");
     for (uint32_t &v : launch.grid)
@@ -295,6 +296,7 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
                [&] { return readRef(r); });
     readVector(r, "launch tensor maps", kTensorMapBytes, launch.tensorMaps,
                [&] { return readTensorMap(r); });
+    launch.persistentBlocksPerMultiprocessor = r.u32("launch persistent blocks");
     return launch;
   });
   readVector(r, "gemms", 195, exe.gemms, [&] { return readGemm(r); });

@@ -124,6 +124,7 @@ public:
   ExecutorOptions options;
   CompileReport report;
   int device = 0;
+  int multiprocessors = 0; // for the grids of persistent launches
   bool syncSteps = false;
   bool warmedUp = false;
   DeviceBuffer arena, workspace, constants, cublasWorkspace;
@@ -138,6 +139,7 @@ public:
 
 Status Executor::Impl::initialize(const DeviceInfo &info) {
   device = info.ordinal;
+  multiprocessors = info.multiprocessors;
   const char *sync = std::getenv("FUSE_SYNC_STEPS");
   syncSteps = sync && *sync && std::string(sync) != "0";
 
@@ -334,7 +336,8 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
               ": " + encoded.message());
         params[pointers + m] = &maps[m];
       }
-      dim3 grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+      const std::array<uint32_t, 3> shape = launchGrid(launch, multiprocessors);
+      dim3 grid(shape[0], shape[1], shape[2]);
       dim3 block(launch.block[0], launch.block[1], launch.block[2]);
       // CUDA 12+ accepts a cudaKernel_t cast to a function pointer here.
       cudaError_t error = cudaLaunchKernel(

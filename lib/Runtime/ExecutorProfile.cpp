@@ -66,7 +66,8 @@ void estimateCounters(Executor &executor, ProfileReport &report) {
     if (source.kind != Step::Kind::Launch)
       continue; // cuBLASLt picks its own launch shape: nothing to estimate
     const KernelLaunch &launch = exe.launches[source.index];
-    double blocks = double(launch.grid[0]) * launch.grid[1] * launch.grid[2];
+    step.grid = launchGrid(launch, report.multiprocessors);
+    double blocks = double(step.grid[0]) * step.grid[1] * step.grid[2];
     int threads = int(launch.block[0] * launch.block[1] * launch.block[2]);
     int perSm = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -83,8 +83,12 @@ std::string formatLaunch(const Executable &exe, int64_t index) {
                                          : "<no kernel " +
                                                std::to_string(launch->kernel) +
                                                ">");
-  text += " grid=" + formatDim3(launch->grid) +
-          " block=" + formatDim3(launch->block) +
+  text += " grid=" + formatDim3(launch->grid);
+  // A persistent launch runs at most this many CTAs a multiprocessor.
+  if (launch->persistentBlocksPerMultiprocessor > 0)
+    text += " persistent=" + std::to_string(launch->persistentBlocksPerMultiprocessor) +
+            "/SM";
+  text += " block=" + formatDim3(launch->block) +
           " smem=" + std::to_string(launch->sharedBytes) + " args=[";
   for (size_t a = 0; a < launch->args.size(); ++a)
     text += (a ? ", " : "") + formatBufferRef(exe, launch->args[a]);

@@ -84,7 +84,7 @@ TEST(DeviceLibrary, DocumentedDependencies) {
   EXPECT_EQ(deviceLibraryFile("reductions.cuh").dependsOn, Names{"common.cuh"});
   EXPECT_EQ(deviceLibraryFile("tensor_map.cuh").dependsOn, Names{});
   EXPECT_EQ(deviceLibraryFile("attention_softmax.cuh").dependsOn,
-            (Names{"common.cuh", "reductions.cuh", "vector_io.cuh"}));
+            (Names{"common.cuh", "philox.cuh", "reductions.cuh", "vector_io.cuh"}));
 }
 
 TEST(DeviceLibrary, ClosureAddsDependenciesInLibraryOrder) {
@@ -94,7 +94,7 @@ TEST(DeviceLibrary, ClosureAddsDependenciesInLibraryOrder) {
   EXPECT_EQ(helperClosure({"reductions.cuh"}),
             (Names{"common.cuh", "reductions.cuh"}));
   EXPECT_EQ(helperClosure({"attention_softmax.cuh"}),
-            (Names{"common.cuh", "reductions.cuh", "vector_io.cuh",
+            (Names{"common.cuh", "philox.cuh", "reductions.cuh", "vector_io.cuh",
                    "attention_softmax.cuh"}));
   // Request order and duplicates do not matter.
   Names closure = helperClosure(

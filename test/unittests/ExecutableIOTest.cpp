@@ -95,17 +95,34 @@ TEST(ExecutableIO, WrongVersion) {
   bytes[8] = 99; // the u32 after the 8-byte magic
   std::string message = errorOf(bytes);
   EXPECT_THAT(message, HasSubstr("model.fexe: executable format version 99"));
-  EXPECT_THAT(message, HasSubstr("reads version 2"));
+  EXPECT_THAT(message, HasSubstr("reads version 3"));
 }
 
-// Version 1 had no tensor maps: such a file is refused as a whole, with the
-// way out, rather than misread.
-TEST(ExecutableIO, VersionOneIsRefusedWithTheWayOut) {
-  std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
-  bytes[8] = 1;
-  EXPECT_EQ(errorOf(bytes),
-            "model.fexe: executable format version 1, but this build of Fuse "
-            "reads version 2 (compile the graph again)");
+// Version 1 had no tensor maps, version 2 no persistent launches: such a
+// file is refused as a whole, with the way out, rather than misread.
+TEST(ExecutableIO, OlderVersionsAreRefusedWithTheWayOut) {
+  for (uint8_t version : {1, 2}) {
+    std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
+    bytes[8] = version;
+    EXPECT_EQ(errorOf(bytes), "model.fexe: executable format version " +
+                                  std::to_string(version) +
+                                  ", but this build of Fuse reads version 3 (compile "
+                                  "the graph again)");
+  }
+}
+
+// A persistent launch runs at most its blocks a multiprocessor times the
+// device's multiprocessors, never more than its grid; others as they are.
+TEST(ExecutableIO, PersistentLaunchGrids) {
+  KernelLaunch launch;
+  launch.grid = {300, 1, 1};
+  EXPECT_EQ(launchGrid(launch, 132), (std::array<uint32_t, 3>{300, 1, 1}));
+  launch.persistentBlocksPerMultiprocessor = 2;
+  EXPECT_EQ(launchGrid(launch, 132), (std::array<uint32_t, 3>{264, 1, 1}));
+  EXPECT_EQ(launchGrid(launch, 114), (std::array<uint32_t, 3>{228, 1, 1}));
+  launch.persistentBlocksPerMultiprocessor = 1;
+  launch.grid = {100, 1, 1};
+  EXPECT_EQ(launchGrid(launch, 132), (std::array<uint32_t, 3>{100, 1, 1}));
 }
 
 TEST(ExecutableIO, RoundTripKeepsTensorMaps) {
@@ -207,6 +224,12 @@ TEST(ExecutableIO, IndicesAreValidatedAfterReading) {
   EXPECT_THAT(errorOf(serializeExecutable(exe)),
               HasSubstr("launch 1 (fuse_k1) argument 0 refers to input 3 but "
                         "there are 3"));
+
+  exe = makeRichExecutable();
+  exe.launches[0].grid = {300, 2, 1};
+  EXPECT_THAT(errorOf(serializeExecutable(exe)),
+              HasSubstr("launch 0 (fuse_k0) is persistent but its grid is not "
+                        "one-dimensional"));
 
   exe = makeRichExecutable();
   exe.steps[2].index = 40;

@@ -2,8 +2,10 @@
 //
 //   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16]
 //
-// prints one JSON object: for the cp.async kernels ("cp_async") and the
-// warp-specialised TMA ones ("tma"), the median step time (CUDA graph
+// prints one JSON object: for the cp.async kernels ("cp_async"), the
+// warp-specialised TMA ones ("tma", the forward's launch persistent as the
+// code generator makes it) and the TMA ones with one forward CTA per query
+// tile ("tma_cta_per_tile"), the median step time (CUDA graph
 // replay, CUDA events) of the forward alone and of forward + backward (the
 // forward then the three backward launches), and TFLOP/s by
 // FlashAttention's convention: forward 4 B H T^2 D (halved when causal),
@@ -81,8 +83,12 @@ int main(int argc, char **argv) {
                      ", \"D\": " + std::to_string(c.headDim) + ", \"causal\": " +
                      (c.causal ? "true" : "false") + ", \"dtype\": \"" +
                      (c.dtype == DType::BF16 ? "bf16" : "f16") + "\"";
-  for (bool tma : {false, true}) {
+  const int items = int(fuse::testing::flashTiles(c.tq, fuse::codegen::kFlashBlockM)) *
+                    c.qHeads * c.batch;
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool tma = variant > 0;
     c.tmaForward = c.tmaBackward = tma;
+    c.forwardCtas = variant == 2 ? items : 0;
     double ms[2] = {0, 0};
     for (int backward = 0; backward < 2; ++backward) {
       c.backward = backward;
@@ -101,7 +107,7 @@ int main(int argc, char **argv) {
     std::snprintf(entry, sizeof(entry),
                   ", \"%s\": {\"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f, \"fwd_tflops\": %.1f, "
                   "\"fwd_bwd_tflops\": %.1f}",
-                  tma ? "tma" : "cp_async", ms[0], ms[1], fwdFlops / (ms[0] * 1e-3) / 1e12,
+                  variant == 0 ? "cp_async" : variant == 1 ? "tma" : "tma_cta_per_tile", ms[0], ms[1], fwdFlops / (ms[0] * 1e-3) / 1e12,
                   3.5 * fwdFlops / (ms[1] * 1e-3) / 1e12);
     json += entry;
   }

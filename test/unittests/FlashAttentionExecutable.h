@@ -41,6 +41,11 @@ struct FlashCase {
   /// The warp-specialised kernels (flashAttentionForwardTma,
   /// flashAttentionBackwardTma) instead of the cp.async ones.
   bool tmaForward = false, tmaBackward = false;
+  /// CTAs of the TMA forward, which strides over its query-tile items: 0
+  /// for the code generator's persistent launch (one CTA a multiprocessor
+  /// at most), else exactly this many (few, so that each works through
+  /// several items on any device).
+  int forwardCtas = 0;
 
   float scale() const { return 1.0f / std::sqrt(static_cast<float>(headDim)); }
   long long maskStrideB() const {
@@ -152,8 +157,14 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   const std::array<uint32_t, 3> queryGrid{flashTiles(c.tq, kFlashBlockM),
                                           uint32_t(c.qHeads), uint32_t(c.batch)};
   if (c.tmaForward) {
-    KernelLaunch launch{0, queryGrid, {uint32_t(kFlashTmaThreads), 1, 1},
-                        uint32_t(flashForwardTmaSharedBytes(c.headDim)), fwdArgs};
+    const uint32_t items = queryGrid[0] * queryGrid[1] * queryGrid[2];
+    KernelLaunch launch{0,
+                        {c.forwardCtas > 0 ? uint32_t(c.forwardCtas) : items, 1, 1},
+                        {uint32_t(kFlashTmaThreads), 1, 1},
+                        uint32_t(flashForwardTmaSharedBytes(c.headDim)),
+                        fwdArgs};
+    if (c.forwardCtas == 0)
+      launch.persistentBlocksPerMultiprocessor = kFlashForwardTmaPersistentBlocks;
     launch.tensorMaps = {map(0, kFlashBlockM), map(1, kFlashTmaBlockN),
                          map(2, kFlashTmaBlockN)};
     exe.launches.push_back(launch);

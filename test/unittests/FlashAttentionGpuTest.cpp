@@ -9,9 +9,12 @@
 // whose mask the host draws with kernels/philox.cuh exactly as the kernels
 // and the interpreter do. Outputs are poisoned (NaN) before each run.
 // Tolerance: relative error 2e-2 on out / dq / dk / dv, 1e-3 absolute on lse.
-// Every case runs three ways: the cp.async kernels, the warp-specialised TMA
-// forward (before the cp.async backward), and the TMA backward (after the
-// cp.async forward), so that a failure names the kernel.
+// Every case runs four ways: the cp.async kernels, the warp-specialised TMA
+// forward (before the cp.async backward) launched as the code generator
+// does (persistent, at most a CTA a multiprocessor, which at these sizes is
+// mostly one item a CTA) and on 3 CTAs (each working through several query
+// tiles, as on long sequences), and the TMA backward (after the cp.async
+// forward), so that a failure names the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -230,7 +233,7 @@ const Shape kShapes[] = {
     {"Dropout128", 2, 2, 1, 64, 129, 128, false, FlashMask::None, 0.25f},
 };
 
-enum class Kernels { CpAsync, TmaForward, TmaBackward };
+enum class Kernels { CpAsync, TmaForward, TmaForwardOnThreeCtas, TmaBackward };
 
 class FlashAttentionGpu
     : public ::testing::TestWithParam<std::tuple<Shape, DType, Kernels>> {};
@@ -249,8 +252,10 @@ TEST_P(FlashAttentionGpu, MatchesDoubleReference) {
   c.causal = s.causal;
   c.mask = s.mask;
   c.dropout = s.dropout;
-  c.tmaForward = std::get<2>(GetParam()) == Kernels::TmaForward;
-  c.tmaBackward = std::get<2>(GetParam()) == Kernels::TmaBackward;
+  const Kernels kernels = std::get<2>(GetParam());
+  c.tmaForward = kernels == Kernels::TmaForward || kernels == Kernels::TmaForwardOnThreeCtas;
+  c.forwardCtas = kernels == Kernels::TmaForwardOnThreeCtas ? 3 : 0;
+  c.tmaBackward = kernels == Kernels::TmaBackward;
   runCase(c);
 }
 
@@ -259,6 +264,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kShapes),
                        ::testing::Values(DType::BF16, DType::F16),
                        ::testing::Values(Kernels::CpAsync, Kernels::TmaForward,
+                                         Kernels::TmaForwardOnThreeCtas,
                                          Kernels::TmaBackward)),
     [](const ::testing::TestParamInfo<FlashAttentionGpu::ParamType> &info) {
       const Kernels kernels = std::get<2>(info.param);
@@ -266,7 +272,8 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) == DType::BF16 ? "_bf16" : "_f16") +
              (kernels == Kernels::CpAsync      ? ""
               : kernels == Kernels::TmaForward ? "_tmaForward"
-                                               : "_tmaBackward");
+              : kernels == Kernels::TmaForwardOnThreeCtas ? "_tmaForwardOnThreeCtas"
+                                                          : "_tmaBackward");
     });
 
 } // namespace

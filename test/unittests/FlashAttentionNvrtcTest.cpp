@@ -21,6 +21,22 @@ using namespace fuse::codegen;
 
 namespace {
 
+/// `const fuse::FlashParams <name>{...}` at head dim d, as the code
+/// generator emits FlashParams: causal or not, a per-batch mask, grouped
+/// heads, lengths off the tiles, packed-projection strides, and `dropout`.
+/// The TMA kernels are checked with it: with run-time shapes ptxas keeps
+/// them in registers across their loops and spills a few bytes.
+std::string paramsLiteral(const std::string &name, int d, bool causal,
+                          const std::string &dropout) {
+  const std::string packed = "{" + std::to_string(8000 * d) + "LL, " + std::to_string(d) +
+                             "LL, " + std::to_string(8 * d) + "LL}";
+  const std::string grouped = "{" + std::to_string(4000 * d) + "LL, " + std::to_string(d) +
+                              "LL, " + std::to_string(4 * d) + "LL}";
+  return "  const fuse::FlashParams " + name + "{2, 4, 2, 1000, 1000, 0.088f, " +
+         (causal ? "true" : "false") + ", 1000000LL, 0LL, 1000LL, " + dropout + ", " + packed + ", " + packed + ", " + packed + ", " + grouped +
+         ", " + grouped + ", " + packed + ", " + packed + ", " + packed + "};\n";
+}
+
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
   const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
   const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads) ";
@@ -36,9 +52,15 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          " *mask, const long long *seed, const long long *offset, " + t +
          " *out, float *lse, const __grid_constant__ fuse::TensorMap qMap, "
          "const __grid_constant__ fuse::TensorMap kMap, "
-         "const __grid_constant__ fuse::TensorMap vMap, fuse::FlashParams p) {\n"
-         "  fuse::flashAttentionForwardTma" + targs +
-         "(qMap, kMap, vMap, mask, seed, offset, out, lse, p);\n}\n"
+         "const __grid_constant__ fuse::TensorMap vMap, fuse::FlashParams p) {\n" +
+         // Mask and dropout; causal (flashForwardUsesTma: with dropout at
+         // head dim 64 only).
+         paramsLiteral("masked", d, false, "0.1f") +
+         paramsLiteral("causal", d, true, d == 128 ? "0.0f" : "0.1f") +
+         "  if (p.causal)\n    fuse::flashAttentionForwardTma" + targs +
+         "(qMap, kMap, vMap, mask, seed, offset, out, lse, causal);\n"
+         "  else\n    fuse::flashAttentionForwardTma" + targs +
+         "(qMap, kMap, vMap, mask, seed, offset, out, lse, masked);\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
          " *out, const " + t + " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p);\n}\n"
@@ -58,21 +80,13 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          "const __grid_constant__ fuse::TensorMap vMap, "
          "const __grid_constant__ fuse::TensorMap doMap, "
          "const __grid_constant__ fuse::TensorMap accMap, fuse::FlashParams p) {\n" +
-         // At head dim 128 as the code generator emits it: FlashParams a
-         // local literal (with runtime shapes it spills 4 bytes),
-         // every feature it combines with this kernel (causal, a per-batch
-         // mask, grouped heads, lengths off the tiles, packed-projection
-         // strides) and no dropout (flashBackwardUsesTma leaves that to the
-         // cp.async backward, whose Philox would spill here).
-         (d == 128 ? "  const fuse::FlashParams literal{2, 4, 2, 1000, 1000, 0.088f, true, 1000000LL, 0LL, "
-                     "1000LL, 0.0f, {1024000LL, 128LL, 1024LL}, {1024000LL, 128LL, 1024LL}, "
-                     "{1024000LL, 128LL, 1024LL}, {512000LL, 128LL, 512LL}, "
-                     "{512000LL, 128LL, 512LL}, {1024000LL, 128LL, 1024LL}, "
-                     "{1024000LL, 128LL, 1024LL}, {1024000LL, 128LL, 1024LL}};\n"
-                   : "") +
-         "  fuse::flashAttentionBackwardTma" + targs +
-         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, lse, delta, dk, dv, " +
-         (d == 128 ? "literal" : "p") + ");\n}\n"
+         // No dropout at head dim 128: flashBackwardUsesTma leaves that to
+         // the cp.async backward, whose Philox would spill here.
+         paramsLiteral("literal", d, true, d == 128 ? "0.0f" : "0.1f") +
+         "  fuse::flashAttentionBackwardTma" +
+         targs +
+         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, lse, delta, dk, dv, "
+         "literal);\n}\n"
          "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
          "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardConvertDq" + targs + "(acc, dq, p);\n}\n";

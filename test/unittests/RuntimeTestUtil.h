@@ -51,6 +51,8 @@ inline Executable makeRichExecutable() {
                  BufferRef::constant(1)};
   KernelLaunch launch0;
   launch0.kernel = 0;
+  launch0.grid = {300, 1, 1};
+  launch0.persistentBlocksPerMultiprocessor = 2;
   launch0.args = {BufferRef{BufferRef::Kind::Output, 0, 256}};
   // Tensor maps of every rank class and swizzle, each just inside its buffer.
   TensorMapArg x; // input 0, 4x8 bf16: 64 bytes
@@ -222,6 +224,7 @@ inline void expectExecutablesEqual(const Executable &a, const Executable &b) {
     EXPECT_EQ(x.grid, y.grid) << w;
     EXPECT_EQ(x.block, y.block) << w;
     EXPECT_EQ(x.sharedBytes, y.sharedBytes) << w;
+    EXPECT_EQ(x.persistentBlocksPerMultiprocessor, y.persistentBlocksPerMultiprocessor) << w;
     ASSERT_EQ(x.args.size(), y.args.size()) << w;
     for (size_t j = 0; j < x.args.size(); ++j)
       expectRefEq(x.args[j], y.args[j], w + " arg " + std::to_string(j));

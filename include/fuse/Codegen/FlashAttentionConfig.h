@@ -40,11 +40,16 @@ constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
 constexpr int kFlashTmaBlockN = 128;
 constexpr int kFlashTmaStages = 2;
 
-/// Its dynamic shared memory: 164,936 bytes at head dim 128.
+/// Its dynamic shared memory: the Q tile, the K and V stages, the output
+/// tile, 1 KiB to align and the mbarriers. 197,712 bytes at head dim 128.
 constexpr int flashForwardTmaSharedBytes(int headDim) {
-  return (kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
-         8 * (1 + 4 * kFlashTmaStages);
+  return (2 * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
+         8 * (2 + 4 * kFlashTmaStages);
 }
+
+/// Its launches are persistent, this many CTAs a multiprocessor (shared
+/// memory holds one).
+constexpr unsigned kFlashForwardTmaPersistentBlocks = 1;
 
 /// The warp-specialised backward (flash_backward_tma.cuh): keys per CTA,
 /// 64 for each consumer.
@@ -68,7 +73,11 @@ constexpr int flashBackwardTmaSharedBytes(int headDim) {
 /// cp.async ones. The TMA backward with dropout at head dim 128 needs more
 /// than a consumer's 232 registers (Philox beside the dK / dV
 /// accumulators) and would spill: the cp.async backward takes that case.
-constexpr bool flashForwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
+/// So does the forward's with causal dropout at head dim 128 (Philox beside
+/// the causal edge and the persistent item loop).
+constexpr bool flashForwardUsesTma(int headDim, bool causal, bool dropout) {
+  return headDim == 64 || (headDim == 128 && !(causal && dropout));
+}
 constexpr bool flashBackwardUsesTma(int headDim, bool dropout) {
   return headDim == 64 || (headDim == 128 && !dropout);
 }

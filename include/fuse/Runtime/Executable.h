@@ -119,7 +119,15 @@ struct KernelLaunch {
   uint32_t sharedBytes = 0;
   std::vector<BufferRef> args;
   std::vector<TensorMapArg> tensorMaps;
+  /// 0: the grid is launched as it is. Else the kernel is persistent: its
+  /// CTAs stride over the grid.x work items by gridDim.x, and the runtime
+  /// launches at most this many CTAs a multiprocessor (launchGrid), so that
+  /// one wave works through them all. grid.y and grid.z are then 1.
+  uint32_t persistentBlocksPerMultiprocessor = 0;
 };
+
+/// The grid `launch` runs with on a device of `multiprocessors`.
+std::array<uint32_t, 3> launchGrid(const KernelLaunch &launch, int multiprocessors);
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), batched, in ROW-MAJOR terms:
 /// op(A) is m x k, op(B) is k x n, C and D are m x n. A is stored m x k (lda
