@@ -8,10 +8,9 @@
 //     Q tile once and then for K and V tiles through kFlashTmaStages shared
 //     buffers each, each buffer guarded by a "full" mbarrier (the copy's
 //     bytes complete it) and an "empty" one (both consumers arrive when
-//     their products have read it). It keeps 40 registers (setmaxnreg;
-//     24 spill the item loop of a persistent launch).
-//   - warpgroups 1 and 2 consume, 64 query rows each, with 232 registers
-//     (40 + 2 x 232 fit the 168 x 3 a thread that launch bounds give):
+//     their products have read it). It keeps 24 registers (setmaxnreg;
+//     its loops stay rolled to fit them).
+//   - warpgroups 1 and 2 consume, 64 query rows each, with 240 registers:
 //     S = Q K^T, softmax, O += P V, with one tile's P V in flight while the
 //     next tile's softmax runs (intra-warpgroup overlap), and
 //   - the two consumers issue their products in turn (two named barriers,
@@ -66,20 +65,26 @@ template <int D> struct FlashForwardTmaLayout {
   FUSE_DEVICE uint32_t kBuf(int s) const { return sK + s * KVTile::kBytes; }
   FUSE_DEVICE uint32_t vBuf(int s) const { return sV + s * KVTile::kBytes; }
 
-  /// This CTA's item of round `round`: query row m0, head, batch and key
-  /// tiles; keyTiles is -1 past its last item.
+  /// This CTA's item of round `round`: query row m0, head and batch;
+  /// m0 is -1 past its last item.
   struct Item {
-    int m0, h, b, keyTiles;
+    int m0, h, b;
   };
   FUSE_DEVICE Item item(int round, const FlashParams &p) const {
     const int index = flash::flashPersistentItem(round, items);
     if (index < 0)
-      return {0, 0, 0, -1};
+      return {-1, 0, 0};
     const flash::FlashBlock block =
         flash::flashForwardItem(index, tiles, p.qHeads, p.batch, p.causal);
-    const int m0 = block.tile * M;
+    return {block.tile * M, block.head, block.batch};
+  }
+  /// The key tiles of the item at query row m0. Computed apart from item()
+  /// so that without causal masking it folds to a constant (the shapes are
+  /// literals): the loop over key tiles then has a known trip count and no
+  /// edge tests where tk is a multiple of the tile, as in a one-item kernel.
+  FUSE_DEVICE static int keyTiles(int m0, const FlashParams &p) {
     const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
-    return {m0, block.head, block.batch, (kvEnd + N - 1) / N};
+    return (kvEnd + N - 1) / N;
   }
 };
 
@@ -121,7 +126,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
     else if (!last)
       tma::namedArrive<1>(2 * 128);
   };
-  if (group == 1 && p.tk > 0 && smem.item(0, p).keyTiles >= 0)
+  if (group == 1 && p.tk > 0 && smem.item(0, p).m0 >= 0)
     tma::namedArrive<1>(2 * 128);
 
   const float scaleLog2 = p.scale * kLog2e;
@@ -134,205 +139,204 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
   // c % S in phase (c / S) & 1.
   int consumed = 0;
   for (int round = 0;; ++round) {
-  const typename Layout::Item it = smem.item(round, p);
-  if (it.keyTiles < 0)
-    break;
-  const int m0 = it.m0, h = it.h, b = it.b, tiles = it.keyTiles;
-  const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
-  const bool more = smem.item(round + 1, p).keyTiles >= 0;
-  const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
+    const typename Layout::Item it = smem.item(round, p);
+    if (it.m0 < 0)
+      break;
+    const int m0 = it.m0, h = it.h, b = it.b, tiles = Layout::keyTiles(m0, p);
+    const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
+    // Consumer 1 skips its hand-over after the last turn of the last item.
+    auto lastTurn = [&](int j) {
+      return group == 1 && j + 1 == tiles && smem.item(round + 1, p).m0 < 0;
+    };
+    const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
 
-  float o[D / 2];
+    float o[D / 2];
 #pragma unroll
-  for (int i = 0; i < D / 2; ++i)
-    o[i] = 0.0f;
-  float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
-  float s[N / 2];         // scores of key tile j, then its probabilities
-  uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
-  auto stageOf = [&](int j) { return (consumed + j) % S; };
-  auto parityOf = [&](int j) { return static_cast<uint32_t>(((consumed + j) / S) & 1); };
-  auto issueScores = [&](int j) {
+    for (int i = 0; i < D / 2; ++i)
+      o[i] = 0.0f;
+    float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
+    float s[N / 2];         // scores of key tile j, then its probabilities
+    uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
+    auto stageOf = [&](int j) { return (consumed + j) % S; };
+    auto parityOf = [&](int j) { return static_cast<uint32_t>(((consumed + j) / S) & 1); };
+    auto issueScores = [&](int j) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      wgmma::Mma<T, N>::template ss<0, 0>(s, wgmma::kMajor<M, D>(sQ, group * 64, kk * 16),
-                                          wgmma::kMajor<N, D>(smem.kBuf(stageOf(j)), 0,
-                                                              kk * 16),
-                                          kk > 0);
-    wgmma::commit();
-  };
-  auto issueValues = [&](int j) {
+      for (int kk = 0; kk < D / 16; ++kk)
+        wgmma::Mma<T, N>::template ss<0, 0>(s, wgmma::kMajor<M, D>(sQ, group * 64, kk * 16),
+                                            wgmma::kMajor<N, D>(smem.kBuf(stageOf(j)), 0, kk * 16),
+                                            kk > 0);
+      wgmma::commit();
+    };
+    auto issueValues = [&](int j) {
 #pragma unroll
-    for (int kk = 0; kk < N / 16; ++kk)
-      wgmma::Mma<T, D>::template rs<1>(o, pa[kk],
-                                       wgmma::mnMajor<N, D>(smem.vBuf(stageOf(j)), kk * 16),
-                                       1);
-    wgmma::commit();
-  };
-  // Q is free for the next item once this consumer's last Q K^T is done.
-  auto releaseQuery = [&](int j) {
-    if (releases && j + 1 == tiles)
-      tma::arrive(smem.qEmpty());
-  };
+      for (int kk = 0; kk < N / 16; ++kk)
+        wgmma::Mma<T, D>::template rs<1>(o, pa[kk],
+                                         wgmma::mnMajor<N, D>(smem.vBuf(stageOf(j)), kk * 16), 1);
+      wgmma::commit();
+    };
+    // Q is free for the next item once this consumer's last Q K^T is done.
+    auto releaseQuery = [&](int j) {
+      if (releases && j + 1 == tiles)
+        tma::arrive(smem.qEmpty());
+    };
 
-  // Scores of tile j to probabilities (online softmax); alpha[r] rescales
-  // what O and the row sums held before.
-  auto softmax = [&](int j, float (&alpha)[2]) {
-    const int n0 = j * N;
-    const bool edge = n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile);
-#pragma unroll
-    for (int nt = 0; nt < N / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
-        float x = s[4 * nt + e] * scaleLog2;
-        if (mask && i < p.tq && jj < p.tk)
-          x += maskValue(mask[b * p.maskStrideB + h * p.maskStrideH +
-                            i * p.maskStrideQ + jj]) * kLog2e;
-        if (edge && (jj >= p.tk || (p.causal && jj > i)))
-          x = -infinity();
-        s[4 * nt + e] = x;
-      }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = rowMax[r];
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt)
-        mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float base = mx == -infinity() ? 0.0f : mx;
-      alpha[r] = exp2Approx(rowMax[r] - base);
-      rowMax[r] = mx;
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt) {
-        s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
-        s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
-        sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
-      }
-      rowSum[r] = rowSum[r] * alpha[r] + sum;
-    }
-    if (dropout) {
+    // Scores of tile j to probabilities (online softmax); alpha[r] rescales
+    // what O and the row sums held before.
+    auto softmax = [&](int j, float(&alpha)[2]) {
+      const int n0 = j * N;
+      const bool edge = n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile);
 #pragma unroll
       for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
-          if (i < p.tq && jj < p.tk) {
-            float k0, k1;
-            dropoutKeepPair(dropSeed, dropOffset,
-                            static_cast<uint64_t>(headRow + i) * p.tk + jj,
-                            p.dropoutP, keepScale, k0, k1);
-            s[4 * nt + 2 * r] *= k0;
-            s[4 * nt + 2 * r + 1] *= k1;
-          }
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
+          float x = s[4 * nt + e] * scaleLog2;
+          if (mask && i < p.tq && jj < p.tk)
+            x += maskValue(mask[b * p.maskStrideB + h * p.maskStrideH + i * p.maskStrideQ + jj]) *
+                 kLog2e;
+          if (edge && (jj >= p.tk || (p.causal && jj > i)))
+            x = -infinity();
+          s[4 * nt + e] = x;
         }
-    }
-  };
-  auto packProbabilities = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < N / 16; ++kk)
-#pragma unroll
-      for (int w = 0; w < 4; ++w)
-        pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
-  };
-
-  tma::wait(smem.qFull(), round & 1);
-  if (tiles == 0 && releases)
-    tma::arrive(smem.qEmpty());
-  if (tiles > 0) {
-    float alpha[2];
-    tma::wait(smem.kFull(stageOf(0)), parityOf(0));
-    awaitTurn();
-    wgmma::fence();
-    issueScores(0);
-    passTurn(!more && tiles == 1);
-    wgmma::wait<0>();
-    wgmma::pin(s);
-    if (releases)
-      tma::arrive(smem.kEmpty(stageOf(0)));
-    releaseQuery(0);
-    softmax(0, alpha);
-    packProbabilities();
-  }
-  for (int j = 1; j < tiles; ++j) {
-    tma::wait(smem.kFull(stageOf(j)), parityOf(j));
-    tma::wait(smem.vFull(stageOf(j - 1)), parityOf(j - 1));
-    awaitTurn();
-    wgmma::pin(o);
-    wgmma::fence();
-    issueScores(j);
-    issueValues(j - 1);
-    passTurn(!more && j + 1 == tiles);
-    wgmma::wait<1>();
-    wgmma::pin(s);
-    if (releases)
-      tma::arrive(smem.kEmpty(stageOf(j)));
-    releaseQuery(j);
-    float alpha[2];
-    softmax(j, alpha);
-    wgmma::wait<0>();
-    wgmma::pin(o);
-    if (releases)
-      tma::arrive(smem.vEmpty(stageOf(j - 1)));
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        o[4 * dt + 2 * r] *= alpha[r];
-        o[4 * dt + 2 * r + 1] *= alpha[r];
+        float mx = rowMax[r];
+#pragma unroll
+        for (int nt = 0; nt < N / 8; ++nt)
+          mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float base = mx == -infinity() ? 0.0f : mx;
+        alpha[r] = exp2Approx(rowMax[r] - base);
+        rowMax[r] = mx;
+        float sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < N / 8; ++nt) {
+          s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
+          s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
+          sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
+        }
+        rowSum[r] = rowSum[r] * alpha[r] + sum;
       }
-    packProbabilities();
-  }
-  if (tiles > 0) {
-    tma::wait(smem.vFull(stageOf(tiles - 1)), parityOf(tiles - 1));
-    wgmma::pin(o);
-    wgmma::fence();
-    issueValues(tiles - 1);
-    wgmma::wait<0>();
-    wgmma::pin(o);
-    if (releases)
-      tma::arrive(smem.vEmpty(stageOf(tiles - 1)));
-  }
-  consumed += tiles;
+      if (dropout) {
+#pragma unroll
+        for (int nt = 0; nt < N / 8; ++nt)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
+            if (i < p.tq && jj < p.tk) {
+              float k0, k1;
+              dropoutKeepPair(dropSeed, dropOffset, static_cast<uint64_t>(headRow + i) * p.tk + jj,
+                              p.dropoutP, keepScale, k0, k1);
+              s[4 * nt + 2 * r] *= k0;
+              s[4 * nt + 2 * r + 1] *= k1;
+            }
+          }
+      }
+    };
+    auto packProbabilities = [&]() {
+#pragma unroll
+      for (int kk = 0; kk < N / 16; ++kk)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+    };
 
-  // Normalise; stage the warp's 16 rows in its own rows of the output tile
-  // for 16-byte stores.
-  unsigned char *stage = fuseFlashShared + (smem.sO - sharedBase);
+    tma::wait(smem.qFull(), round & 1);
+    if (tiles == 0 && releases)
+      tma::arrive(smem.qEmpty());
+    if (tiles > 0) {
+      float alpha[2];
+      tma::wait(smem.kFull(stageOf(0)), parityOf(0));
+      awaitTurn();
+      wgmma::fence();
+      issueScores(0);
+      passTurn(lastTurn(0));
+      wgmma::wait<0>();
+      wgmma::pin(s);
+      if (releases)
+        tma::arrive(smem.kEmpty(stageOf(0)));
+      releaseQuery(0);
+      softmax(0, alpha);
+      packProbabilities();
+    }
+    for (int j = 1; j < tiles; ++j) {
+      tma::wait(smem.kFull(stageOf(j)), parityOf(j));
+      tma::wait(smem.vFull(stageOf(j - 1)), parityOf(j - 1));
+      awaitTurn();
+      wgmma::pin(o);
+      wgmma::fence();
+      issueScores(j);
+      issueValues(j - 1);
+      passTurn(lastTurn(j));
+      wgmma::wait<1>();
+      wgmma::pin(s);
+      if (releases)
+        tma::arrive(smem.kEmpty(stageOf(j)));
+      releaseQuery(j);
+      float alpha[2];
+      softmax(j, alpha);
+      wgmma::wait<0>();
+      wgmma::pin(o);
+      if (releases)
+        tma::arrive(smem.vEmpty(stageOf(j - 1)));
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = rowSum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+      for (int dt = 0; dt < D / 8; ++dt)
 #pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
-      *reinterpret_cast<uint32_t *>(stage + QTile::pair(rowInTile + g + 8 * r, dt * 8 + 2 * t)) =
-          pack<T>(o[4 * dt + 2 * r] * inverse, o[4 * dt + 2 * r + 1] * inverse);
-    const int i = row0 + 8 * r;
-    if (t == 0 && i < p.tq)
-      lse[headRow + i] =
-          sum > 0.0f ? rowMax[r] * (1.0f / kLog2e) + logf(sum) : -infinity();
-  }
-  __syncwarp();
-  constexpr int kChunks = D / 8;
+        for (int r = 0; r < 2; ++r) {
+          o[4 * dt + 2 * r] *= alpha[r];
+          o[4 * dt + 2 * r + 1] *= alpha[r];
+        }
+      packProbabilities();
+    }
+    if (tiles > 0) {
+      tma::wait(smem.vFull(stageOf(tiles - 1)), parityOf(tiles - 1));
+      wgmma::pin(o);
+      wgmma::fence();
+      issueValues(tiles - 1);
+      wgmma::wait<0>();
+      wgmma::pin(o);
+      if (releases)
+        tma::arrive(smem.vEmpty(stageOf(tiles - 1)));
+    }
+    consumed += tiles;
+
+    // Normalise; stage the warp's 16 rows in its own rows of the output tile
+    // for 16-byte stores.
+    unsigned char *stage = fuseFlashShared + (smem.sO - sharedBase);
 #pragma unroll
-  for (int c = lane; c < 16 * kChunks; c += 32) {
-    const int row = rowInTile + c / kChunks, chunk = c % kChunks;
-    const int i = m0 + row;
-    if (i < p.tq)
-      *reinterpret_cast<uint4 *>(out + p.o.at(b, h, i) + chunk * 8) =
-          *reinterpret_cast<const uint4 *>(stage + QTile::chunk(row, chunk));
-  }
-  __syncwarp(); // the staged rows are read before the next item writes them
+    for (int r = 0; r < 2; ++r) {
+      float sum = rowSum[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt)
+        *reinterpret_cast<uint32_t *>(stage + QTile::pair(rowInTile + g + 8 * r, dt * 8 + 2 * t)) =
+            pack<T>(o[4 * dt + 2 * r] * inverse, o[4 * dt + 2 * r + 1] * inverse);
+      const int i = row0 + 8 * r;
+      if (t == 0 && i < p.tq)
+        lse[headRow + i] = sum > 0.0f ? rowMax[r] * (1.0f / kLog2e) + logf(sum) : -infinity();
+    }
+    __syncwarp();
+    constexpr int kChunks = D / 8;
+#pragma unroll
+    for (int c = lane; c < 16 * kChunks; c += 32) {
+      const int row = rowInTile + c / kChunks, chunk = c % kChunks;
+      const int i = m0 + row;
+      if (i < p.tq)
+        *reinterpret_cast<uint4 *>(out + p.o.at(b, h, i) + chunk * 8) =
+            *reinterpret_cast<const uint4 *>(stage + QTile::chunk(row, chunk));
+    }
+    __syncwarp(); // the staged rows are read before the next item writes them
   }
 }
 
 template <typename T, int D>
 FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap &kMap,
                                           const TensorMap &vMap, const T *mask,
-                                          const long long *seed, const long long *offset,
-                                          T *out, float *lse, const FlashParams &p) {
+                                          const long long *seed, const long long *offset, T *out,
+                                          float *lse, const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
   using Layout = FlashForwardTmaLayout<D>;
@@ -361,43 +365,45 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
     // one's, then its K_j and V_j into the stage of the c-th key tile
     // (counted over items) once both consumers are done with tile c - S
     // there.
-    tma::lowerRegisters<40>();
+    tma::lowerRegisters<24>();
     if (threadIdx.x == 0) {
       tma::prefetch(qMap);
       tma::prefetch(kMap);
       tma::prefetch(vMap);
       int issued = 0;
+#pragma unroll 1
       for (int round = 0;; ++round) {
         const typename Layout::Item it = smem.item(round, p);
-        if (it.keyTiles < 0)
+        if (it.m0 < 0)
           break;
         const int kvh = it.h / (p.qHeads / p.kvHeads);
         tma::wait(smem.qEmpty(), (round & 1) ^ 1);
         tma::expectBytes(smem.qFull(), QTile::kBytes);
 #pragma unroll
         for (int panel = 0; panel < D / 64; ++panel)
-          tma::load4d(smem.sQ + panel * QTile::kPanelBytes, qMap, smem.qFull(), panel * 64,
-                      it.m0, it.h, it.b);
-        for (int j = 0; j < it.keyTiles; ++j, ++issued) {
+          tma::load4d(smem.sQ + panel * QTile::kPanelBytes, qMap, smem.qFull(), panel * 64, it.m0,
+                      it.h, it.b);
+#pragma unroll 1
+        for (int j = 0, tiles = Layout::keyTiles(it.m0, p); j < tiles; ++j, ++issued) {
           const int s = issued % S;
           const uint32_t parity = ((issued / S) & 1) ^ 1;
           tma::wait(smem.kEmpty(s), parity);
           tma::expectBytes(smem.kFull(s), KVTile::kBytes);
 #pragma unroll
           for (int panel = 0; panel < D / 64; ++panel)
-            tma::load4d(smem.kBuf(s) + panel * KVTile::kPanelBytes, kMap, smem.kFull(s),
-                        panel * 64, j * Layout::N, kvh, it.b);
+            tma::load4d(smem.kBuf(s) + panel * KVTile::kPanelBytes, kMap, smem.kFull(s), panel * 64,
+                        j * Layout::N, kvh, it.b);
           tma::wait(smem.vEmpty(s), parity);
           tma::expectBytes(smem.vFull(s), KVTile::kBytes);
 #pragma unroll
           for (int panel = 0; panel < D / 64; ++panel)
-            tma::load4d(smem.vBuf(s) + panel * KVTile::kPanelBytes, vMap, smem.vFull(s),
-                        panel * 64, j * Layout::N, kvh, it.b);
+            tma::load4d(smem.vBuf(s) + panel * KVTile::kPanelBytes, vMap, smem.vFull(s), panel * 64,
+                        j * Layout::N, kvh, it.b);
         }
       }
     }
   } else {
-    tma::raiseRegisters<232>();
+    tma::raiseRegisters<240>();
     flashForwardTmaConsumer<T, D>(warpgroup - 1, smem, mask, seed, offset, out, lse, p);
   }
 }

@@ -194,10 +194,10 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                           boxRows);
   };
   // Forward operands: q, k, v; backward: dout, q, k, v, out.
-  const bool tma = forward ? flashForwardUsesTma(call.headDim, call.causal,
-                                                 call.dropout > 0.0f) &&
+  const bool dropout = call.dropout > 0.0f;
+  const bool tma = forward ? flashForwardUsesTma(call.headDim, call.mask.has_value(), dropout) &&
                                  addressable({0, 1, 2})
-                           : flashBackwardUsesTma(call.headDim, call.dropout > 0.0f) &&
+                           : flashBackwardUsesTma(call.headDim, dropout) &&
                                  addressable({0, 1, 2, 3});
 
   std::string label = describeOp(fusion);

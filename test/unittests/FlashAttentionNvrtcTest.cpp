@@ -26,18 +26,33 @@ namespace {
 /// heads, lengths off the tiles, packed-projection strides, and `dropout`.
 /// The TMA kernels are checked with it: with run-time shapes ptxas keeps
 /// them in registers across their loops and spills a few bytes.
-std::string paramsLiteral(const std::string &name, int d, bool causal,
-                          const std::string &dropout) {
-  const std::string packed = "{" + std::to_string(8000 * d) + "LL, " + std::to_string(d) +
-                             "LL, " + std::to_string(8 * d) + "LL}";
-  const std::string grouped = "{" + std::to_string(4000 * d) + "LL, " + std::to_string(d) +
-                              "LL, " + std::to_string(4 * d) + "LL}";
+std::string paramsLiteral(const std::string &name, int d, bool causal, const std::string &dropout) {
+  const std::string packed = "{" + std::to_string(8000 * d) + "LL, " + std::to_string(d) + "LL, " +
+                             std::to_string(8 * d) + "LL}";
+  const std::string grouped = "{" + std::to_string(4000 * d) + "LL, " + std::to_string(d) + "LL, " +
+                              std::to_string(4 * d) + "LL}";
   return "  const fuse::FlashParams " + name + "{2, 4, 2, 1000, 1000, 0.088f, " +
-         (causal ? "true" : "false") + ", 1000000LL, 0LL, 1000LL, " + dropout + ", " + packed + ", " + packed + ", " + packed + ", " + grouped +
-         ", " + grouped + ", " + packed + ", " + packed + ", " + packed + "};\n";
+         (causal ? "true" : "false") + ", 1000000LL, 0LL, 1000LL, " + dropout + ", " + packed +
+         ", " + packed + ", " + packed + ", " + grouped + ", " + grouped + ", " + packed + ", " +
+         packed + ", " + packed + "};\n";
+}
+
+/// A TMA forward kernel `name` whose FlashParams is `literal` and whose mask
+/// is `mask` (a parameter, or nullptr as the code generator passes it to a
+/// causal op, which has none).
+std::string tmaForward(const std::string &targs, const std::string &t, const std::string &name,
+                       const std::string &literal, const std::string &mask) {
+  return "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) " + name +
+         "(const " + t + " *mask, const long long *seed, const long long *offset, " + t +
+         " *out, float *lse, const __grid_constant__ fuse::TensorMap qMap, "
+         "const __grid_constant__ fuse::TensorMap kMap, "
+         "const __grid_constant__ fuse::TensorMap vMap) {\n" +
+         literal + "  fuse::flashAttentionForwardTma" + targs + "(qMap, kMap, vMap, " + mask +
+         ", seed, offset, out, lse, literal);\n}\n";
 }
 
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
+  const std::string dropout = d == 128 ? "0.0f" : "0.1f";
   const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
   const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads) ";
   const std::string bwdBounds = "__launch_bounds__(fuse::kFlashBackwardThreads) ";
@@ -45,51 +60,51 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          " *q, const " + t + " *k, const " + t + " *v, const " + t +
          " *mask, const long long *seed, const long long *offset, " + t +
          " *out, float *lse, fuse::FlashParams p) {\n"
-         "  fuse::flashAttentionForward" + targs +
-         "(q, k, v, mask, seed, offset, out, lse, p);\n}\n"
-         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
-         "flash_fwd_tma_" + tag + "(const " + t +
-         " *mask, const long long *seed, const long long *offset, " + t +
-         " *out, float *lse, const __grid_constant__ fuse::TensorMap qMap, "
-         "const __grid_constant__ fuse::TensorMap kMap, "
-         "const __grid_constant__ fuse::TensorMap vMap, fuse::FlashParams p) {\n" +
-         // Mask and dropout; causal (flashForwardUsesTma: with dropout at
-         // head dim 64 only).
-         paramsLiteral("masked", d, false, "0.1f") +
-         paramsLiteral("causal", d, true, d == 128 ? "0.0f" : "0.1f") +
-         "  if (p.causal)\n    fuse::flashAttentionForwardTma" + targs +
-         "(qMap, kMap, vMap, mask, seed, offset, out, lse, causal);\n"
-         "  else\n    fuse::flashAttentionForwardTma" + targs +
-         "(qMap, kMap, vMap, mask, seed, offset, out, lse, masked);\n}\n"
+         "  fuse::flashAttentionForward" +
+         targs + "(q, k, v, mask, seed, offset, out, lse, p);\n}\n" +
+         // The TMA forward as the code generator uses it
+         // (flashForwardUsesTma): with a mask, and causal, one kernel each,
+         // no dropout (the mask at head dim 64 only).
+         tmaForward(targs, t, "flash_fwd_tma_" + tag, paramsLiteral("literal", d, false, "0.0f"),
+                    d == 64 ? "mask" : "nullptr") +
+         tmaForward(targs, t, "flash_fwd_tma_causal_" + tag,
+                    paramsLiteral("literal", d, true, "0.0f"), "nullptr") +
          "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
-         " *out, const " + t + " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
-         "  fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p);\n}\n"
-         "extern \"C\" __global__ void " + bwdBounds + "flash_bwd_" + tag + "(const " + t +
-         " *q, const " + t + " *k, const " + t + " *v, const " + t +
-         " *mask, const long long *seed, const long long *offset, const " + t +
+         " *out, const " + t +
+         " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardPreprocess" +
+         targs +
+         "(out, dout, delta, acc, p);\n}\n"
+         "extern \"C\" __global__ void " +
+         bwdBounds + "flash_bwd_" + tag + "(const " + t + " *q, const " + t + " *k, const " + t +
+         " *v, const " + t + " *mask, const long long *seed, const long long *offset, const " + t +
          " *dout, const float *lse, const float *delta, float *acc, " + t + " *dk, " + t +
          " *dv, fuse::FlashParams p) {\n"
-         "  fuse::flashAttentionBackward" + targs +
+         "  fuse::flashAttentionBackward" +
+         targs +
          "(q, k, v, mask, seed, offset, dout, lse, delta, acc, dk, dv, p);\n}\n"
          "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
-         "flash_bwd_tma_" + tag + "(const " + t +
+         "flash_bwd_tma_" +
+         tag + "(const " + t +
          " *mask, const long long *seed, const long long *offset, const float *lse, "
-         "const float *delta, " + t + " *dk, " + t + " *dv, "
+         "const float *delta, " +
+         t + " *dk, " + t +
+         " *dv, "
          "const __grid_constant__ fuse::TensorMap qMap, "
          "const __grid_constant__ fuse::TensorMap kMap, "
          "const __grid_constant__ fuse::TensorMap vMap, "
          "const __grid_constant__ fuse::TensorMap doMap, "
          "const __grid_constant__ fuse::TensorMap accMap, fuse::FlashParams p) {\n" +
-         // No dropout at head dim 128: flashBackwardUsesTma leaves that to
-         // the cp.async backward, whose Philox would spill here.
-         paramsLiteral("literal", d, true, d == 128 ? "0.0f" : "0.1f") +
-         "  fuse::flashAttentionBackwardTma" +
-         targs +
+         // Dropout at head dim 64 only (flashBackwardUsesTma).
+         paramsLiteral("literal", d, true, dropout) +
+         "  fuse::flashAttentionBackwardTma" + targs +
          "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, lse, delta, dk, dv, "
          "literal);\n}\n"
-         "extern \"C\" __global__ void " + fwdBounds + "flash_dq_" + tag +
-         "(const float *acc, " + t + " *dq, fuse::FlashParams p) {\n"
-         "  fuse::flashBackwardConvertDq" + targs + "(acc, dq, p);\n}\n";
+         "extern \"C\" __global__ void " +
+         fwdBounds + "flash_dq_" + tag + "(const float *acc, " + t +
+         " *dq, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardConvertDq" +
+         targs + "(acc, dq, p);\n}\n";
 }
 
 std::string constantChecks() {
@@ -110,10 +125,8 @@ std::string constantChecks() {
   check("fuse::kFlashBackwardTmaBlockN", kFlashBackwardTmaBlockN);
   for (int d : {64, 128}) {
     check("fuse::flashForwardBlockN(" + std::to_string(d) + ")", flashForwardBlockN(d));
-    check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")",
-          flashForwardSharedBytes(d));
-    check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")",
-          flashBackwardSharedBytes(d));
+    check("fuse::flashForwardSharedBytes(" + std::to_string(d) + ")", flashForwardSharedBytes(d));
+    check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")", flashBackwardSharedBytes(d));
     check("fuse::flashForwardTmaSharedBytes(" + std::to_string(d) + ")",
           flashForwardTmaSharedBytes(d));
     check("fuse::flashBackwardTmaSharedBytes(" + std::to_string(d) + ")",
@@ -131,8 +144,7 @@ std::string flashSource() {
 
 TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
   fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
-      fuse::runtime::compileWithNvrtc(flashSource() + constantChecks(),
-                                      "flash_constants", {});
+      fuse::runtime::compileWithNvrtc(flashSource() + constantChecks(), "flash_constants", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
   // Shared memory stays within one H100 SM's 227 KiB opt-in limit.
   EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
@@ -145,12 +157,12 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
   std::string source = flashSource();
   for (const char *type : {"fuse::bf16", "fuse::f16"})
     for (int d : {64, 128})
-      source += wrappers(type, d,
-                         std::string(type[6] == 'b' ? "bf16_" : "f16_") + std::to_string(d));
+      source +=
+          wrappers(type, d, std::string(type[6] == 'b' ? "bf16_" : "f16_") + std::to_string(d));
   fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
       fuse::runtime::compileWithNvrtc(source, "flash_all", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_EQ(module->kernels.size(), 24u) << module->log;
+  ASSERT_EQ(module->kernels.size(), 28u) << module->log;
   for (const fuse::runtime::KernelResources &kernel : module->kernels) {
     EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
     EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;

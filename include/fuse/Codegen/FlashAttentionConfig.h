@@ -70,13 +70,13 @@ constexpr int flashBackwardTmaSharedBytes(int headDim) {
 /// Which forward and backward key-tile kernel the code generator runs where
 /// the copy engine can address the operands: the warp-specialised TMA
 /// kernels (faster at both head dims, bench/attention/README.md) or the
-/// cp.async ones. The TMA backward with dropout at head dim 128 needs more
-/// than a consumer's 232 registers (Philox beside the dK / dV
-/// accumulators) and would spill: the cp.async backward takes that case.
-/// So does the forward's with causal dropout at head dim 128 (Philox beside
-/// the causal edge and the persistent item loop).
-constexpr bool flashForwardUsesTma(int headDim, bool causal, bool dropout) {
-  return headDim == 64 || (headDim == 128 && !(causal && dropout));
+/// cp.async ones. Where a TMA kernel would need more than its consumers'
+/// registers and spill, the cp.async kernel takes the case: the backward
+/// with dropout at head dim 128 (Philox beside the dK / dV accumulators);
+/// the persistent forward with dropout (Philox beside its item loop) or,
+/// at head dim 128, a mask.
+constexpr bool flashForwardUsesTma(int headDim, bool mask, bool dropout) {
+  return !dropout && (headDim == 64 || (headDim == 128 && !mask));
 }
 constexpr bool flashBackwardUsesTma(int headDim, bool dropout) {
   return headDim == 64 || (headDim == 128 && !dropout);
