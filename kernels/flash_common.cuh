@@ -195,6 +195,37 @@ FUSE_DEVICE float exp2Approx(float x) {
   return r;
 }
 
+/// The online softmax's step over one key tile for a thread's two rows of
+/// an mma accumulator fragment (s[4 nt + 2 r + {0, 1}] are row r's scores,
+/// in the log2 domain, masked): each row's maximum over its 4 threads
+/// (lanes 4g .. 4g + 3), the scores replaced by exp2(s - max), the row sums
+/// updated, and alpha[r] to rescale what O and the sums held before.
+template <int Scores>
+FUSE_DEVICE void onlineSoftmaxRows(float (&s)[Scores], float (&rowMax)[2], float (&rowSum)[2],
+                                   float (&alpha)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = rowMax[r];
+#pragma unroll
+    for (int nt = 0; nt < Scores / 4; ++nt)
+      mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // All -inf so far: subtract 0 so exp gives 0, not NaN.
+    const float base = mx == -infinity() ? 0.0f : mx;
+    alpha[r] = exp2Approx(rowMax[r] - base);
+    rowMax[r] = mx;
+    float sum = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < Scores / 4; ++nt) {
+      s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
+      s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
+      sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
+    }
+    rowSum[r] = rowSum[r] * alpha[r] + sum;
+  }
+}
+
 /// The dropout factor of score (row, j) of one (b, h): 0 or 1 / (1 - p),
 /// drawn exactly as the reference interpreter does (element index
 /// ((b * qHeads + h) * tq + i) * tk + j, philox::uniformAt). `rowBase` is

@@ -131,28 +131,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
           x = -infinity();
         s[4 * nt + e] = x;
       }
-    // Per row (a row's 4 threads are lanes 4g .. 4g + 3), in the log2 domain.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = rowMax[r];
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt)
-        mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      // All -inf so far: subtract 0 so exp gives 0, not NaN.
-      const float base = mx == -infinity() ? 0.0f : mx;
-      alpha[r] = exp2Approx(rowMax[r] - base);
-      rowMax[r] = mx;
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt) {
-        s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
-        s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
-        sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
-      }
-      rowSum[r] = rowSum[r] * alpha[r] + sum;
-    }
+    onlineSoftmaxRows(s, rowMax, rowSum, alpha);
     // Dropout scales P after the sum (the normaliser is undropped).
     if (dropout) {
 #pragma unroll

@@ -198,26 +198,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
             x = -infinity();
           s[4 * nt + e] = x;
         }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float mx = rowMax[r];
-#pragma unroll
-        for (int nt = 0; nt < N / 8; ++nt)
-          mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float base = mx == -infinity() ? 0.0f : mx;
-        alpha[r] = exp2Approx(rowMax[r] - base);
-        rowMax[r] = mx;
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < N / 8; ++nt) {
-          s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
-          s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
-          sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
-        }
-        rowSum[r] = rowSum[r] * alpha[r] + sum;
-      }
+      onlineSoftmaxRows(s, rowMax, rowSum, alpha);
       if (dropout) {
 #pragma unroll
         for (int nt = 0; nt < N / 8; ++nt)
@@ -377,28 +358,27 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
         if (it.m0 < 0)
           break;
         const int kvh = it.h / (p.qHeads / p.kvHeads);
-        tma::wait(smem.qEmpty(), (round & 1) ^ 1);
-        tma::expectBytes(smem.qFull(), QTile::kBytes);
+        // The tile at row `row` of head `head` (this item's batch) of `map`
+        // into `buffer`, once `empty` has passed phase `parity` (the
+        // consumers are done with what the buffer held).
+        auto load = [&](uint32_t buffer, int bytes, int panelBytes, const TensorMap &map,
+                        uint32_t full, uint32_t empty, uint32_t parity, int row, int head) {
+          tma::wait(empty, parity);
+          tma::expectBytes(full, bytes);
 #pragma unroll
-        for (int panel = 0; panel < D / 64; ++panel)
-          tma::load4d(smem.sQ + panel * QTile::kPanelBytes, qMap, smem.qFull(), panel * 64, it.m0,
-                      it.h, it.b);
+          for (int panel = 0; panel < D / 64; ++panel)
+            tma::load4d(buffer + panel * panelBytes, map, full, panel * 64, row, head, it.b);
+        };
+        load(smem.sQ, QTile::kBytes, QTile::kPanelBytes, qMap, smem.qFull(), smem.qEmpty(),
+             (round & 1) ^ 1, it.m0, it.h);
 #pragma unroll 1
         for (int j = 0, tiles = Layout::keyTiles(it.m0, p); j < tiles; ++j, ++issued) {
           const int s = issued % S;
           const uint32_t parity = ((issued / S) & 1) ^ 1;
-          tma::wait(smem.kEmpty(s), parity);
-          tma::expectBytes(smem.kFull(s), KVTile::kBytes);
-#pragma unroll
-          for (int panel = 0; panel < D / 64; ++panel)
-            tma::load4d(smem.kBuf(s) + panel * KVTile::kPanelBytes, kMap, smem.kFull(s), panel * 64,
-                        j * Layout::N, kvh, it.b);
-          tma::wait(smem.vEmpty(s), parity);
-          tma::expectBytes(smem.vFull(s), KVTile::kBytes);
-#pragma unroll
-          for (int panel = 0; panel < D / 64; ++panel)
-            tma::load4d(smem.vBuf(s) + panel * KVTile::kPanelBytes, vMap, smem.vFull(s), panel * 64,
-                        j * Layout::N, kvh, it.b);
+          load(smem.kBuf(s), KVTile::kBytes, KVTile::kPanelBytes, kMap, smem.kFull(s),
+               smem.kEmpty(s), parity, j * Layout::N, kvh);
+          load(smem.vBuf(s), KVTile::kBytes, KVTile::kPanelBytes, vMap, smem.vFull(s),
+               smem.vEmpty(s), parity, j * Layout::N, kvh);
         }
       }
     }
