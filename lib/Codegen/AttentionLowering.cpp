@@ -103,22 +103,38 @@ void addSoftmaxLaunch(CodegenContext &context, const std::string &call,
 
 std::string typeArgument(DType dtype) { return storageType(dtype); }
 
-/// The optional parts of an attention op: its mask and its dropout (with the
-/// Philox seed and offset), as fusion inputs.
+/// The optional parts of an attention op: its mask and its dropout with the
+/// Philox seed and offset (the verifier gives every op with dropout both),
+/// and the buffers of those that it has.
 struct Regularisation {
-  Value mask, seed, offset;
+  Value mask;
   float dropout = 0.0f;
+  BufferRef maskRef, seedRef, offsetRef;
 };
 
-template <typename OpTy> Regularisation regularisationOf(OpTy op) {
-  return {op.getMask(), op.getSeed(), op.getOffset(),
-          static_cast<float>(op.getDropoutP().convertToDouble())};
+/// `op`'s regularisation, its buffers found by `outer` (fusion input values
+/// to their buffers).
+template <typename OpTy, typename Outer>
+FailureOr<Regularisation> regularisationOf(OpTy op, Outer outer) {
+  Regularisation parts;
+  parts.mask = op.getMask();
+  parts.dropout = static_cast<float>(op.getDropoutP().convertToDouble());
+  for (auto [value, ref] : {std::pair<Value, BufferRef *>{op.getMask(), &parts.maskRef},
+                            {op.getSeed(), &parts.seedRef},
+                            {op.getOffset(), &parts.offsetRef}}) {
+    if (!value)
+      continue;
+    FailureOr<BufferRef> where = outer(value);
+    if (failed(where))
+      return op.emitError() << "attention operands must be in memory";
+    *ref = *where;
+  }
+  return parts;
 }
 
 /// S += mask in place (attentionMaskScores), when there is a mask.
-void addMaskPass(CodegenContext &context, const Regularisation &parts,
-                 const BufferRef &mask, const BufferRef &s, const AttentionShape &shape,
-                 const std::string &label) {
+void addMaskPass(CodegenContext &context, const Regularisation &parts, const BufferRef &s,
+                 const AttentionShape &shape, const std::string &label) {
   std::array<int64_t, 3> strides = attentionMaskStrides(parts.mask);
   DType maskType = dtypeOf(parts.mask);
   std::string call = "fuse::attentionMaskScores<" + typeArgument(maskType) + ">($0, $1, " +
@@ -129,20 +145,21 @@ void addMaskPass(CodegenContext &context, const Regularisation &parts,
                      std::to_string(strides[2]) + "LL)";
   int64_t scores = shape.rows() * shape.keyLength;
   addSoftmaxLaunch(context, call, {{"s", DType::F32}, {"mask", maskType}}, {false, true},
-                   {s, mask}, shape.rows(), "attention mask of " + label,
+                   {s, parts.maskRef}, shape.rows(), "attention mask of " + label,
                    static_cast<double>(scores) * (8 + dtypeSize(maskType)));
 }
 
 /// values *= dropout's keep factors in place (attentionDropout); `values`
 /// holds one row of keyLength scores per query row.
 void addDropoutPass(CodegenContext &context, const Regularisation &parts, DType valueType,
-                    const BufferRef &values, const BufferRef &seed, const BufferRef &offset,
-                    const AttentionShape &shape, const std::string &what) {
+                    const BufferRef &values, const AttentionShape &shape,
+                    const std::string &what) {
   std::string call = "fuse::attentionDropout<" + typeArgument(valueType) + ">($0, $1, $2, " +
                      std::to_string(shape.keyLength) + ", " + floatLiteral(parts.dropout) + ")";
   addSoftmaxLaunch(context, call,
                    {{"values", valueType}, {"seed", DType::I64}, {"offset", DType::I64}},
-                   {false, true, true}, {values, seed, offset}, shape.rows(), what,
+                   {false, true, true}, {values, parts.seedRef, parts.offsetRef}, shape.rows(),
+                   what,
                    static_cast<double>(shape.rows() * shape.keyLength) * 2 *
                        dtypeSize(valueType));
 }
@@ -172,28 +189,11 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   };
   std::string label = describeOp(fusion);
 
-  // The mask, seed and offset buffers of an op that has them (the verifier
-  // gives every op with dropout a seed and an offset).
-  auto regularisationBuffers = [&](Operation *op, const Regularisation &parts,
-                                   BufferRef &mask, BufferRef &seed,
-                                   BufferRef &offset) -> LogicalResult {
-    for (auto [value, ref] : {std::pair<Value, BufferRef *>{parts.mask, &mask},
-                              {parts.seed, &seed}, {parts.offset, &offset}}) {
-      if (!value)
-        continue;
-      FailureOr<BufferRef> where = outer(value);
-      if (failed(where))
-        return op->emitError() << "attention operands must be in memory";
-      *ref = *where;
-    }
-    return success();
-  };
-
   if (auto forward = dyn_cast<AttentionOp>(attention)) {
-    Regularisation parts = regularisationOf(forward);
-    BufferRef maskRef, seedRef, offsetRef;
-    if (failed(regularisationBuffers(forward, parts, maskRef, seedRef, offsetRef)))
+    FailureOr<Regularisation> regularisation = regularisationOf(forward, outer);
+    if (failed(regularisation))
       return failure();
+    const Regularisation &parts = *regularisation;
     AttentionShape shape = attentionShape(forward.getQuery(), forward.getKey(),
                                           forward.getValue());
     DType dtype = dtypeOf(forward.getQuery());
@@ -217,7 +217,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                               *k, tk * shape.headDim, s, rpe * tk, scale);
     context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
     if (parts.mask)
-      addMaskPass(context, parts, maskRef, s, shape, label);
+      addMaskPass(context, parts, s, shape, label);
     std::string call = "fuse::attentionSoftmaxForward<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + std::to_string(shape.queryLength) +
                        ", " + std::to_string(tk) + ", " +
@@ -227,7 +227,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                      "attention softmax of " + label,
                      static_cast<double>(scores) * (4 + dtypeSize(dtype)));
     if (parts.dropout != 0.0f)
-      addDropoutPass(context, parts, dtype, p, seedRef, offsetRef, shape,
+      addDropoutPass(context, parts, dtype, p, shape,
                      "attention dropout of " + label);
     GemmStep pv = batchedGemm(dtype, dtype, shape.entries(), rpe, shape.valueDim,
                               tk, false, false, p, rpe * tk, *v,
@@ -239,10 +239,10 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
   auto backward = dyn_cast<AttentionBackwardOp>(attention);
   if (!backward)
     return fusion.emitError() << "attention fusion without an attention op first";
-  Regularisation parts = regularisationOf(backward);
-  BufferRef maskRef, seedRef, offsetRef;
-  if (failed(regularisationBuffers(backward, parts, maskRef, seedRef, offsetRef)))
+  FailureOr<Regularisation> regularisation = regularisationOf(backward, outer);
+  if (failed(regularisation))
     return failure();
+  const Regularisation &parts = *regularisation;
   AttentionShape shape = attentionShape(backward.getQuery(), backward.getKey(),
                                         backward.getValue());
   DType dtype = dtypeOf(backward.getQuery());
@@ -270,7 +270,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                             true, *q, rpe * d, *k, tk * d, s, rpe * tk, scale);
   context.addGemm(qk, "attention scores of " + label, gemmFlops(qk), 0);
   if (parts.mask)
-    addMaskPass(context, parts, maskRef, s, shape, label);
+    addMaskPass(context, parts, s, shape, label);
   addSoftmaxLaunch(context,
                    "fuse::attentionProbabilities<" + typeArgument(dtype) +
                        ">($0, $1, $2, " + tq + ", " + tkText + ", " + causal + ")",
@@ -279,7 +279,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                    "attention probabilities of " + label,
                    static_cast<double>(scores) * (4 + dtypeSize(dtype)));
   if (parts.dropout != 0.0f)
-    addDropoutPass(context, parts, dtype, p, seedRef, offsetRef, shape,
+    addDropoutPass(context, parts, dtype, p, shape,
                    "attention dropout of " + label);
   GemmStep gradV = batchedGemm(dtype, dtype, shape.entries(), tk, dvDim, rpe, true,
                                false, p, rpe * tk, *dout, rpe * dvDim, dv,
@@ -290,7 +290,7 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                                rpe * tk, 1.0f);
   context.addGemm(gradP, "attention dP of " + label, gemmFlops(gradP), 0);
   if (parts.dropout != 0.0f)
-    addDropoutPass(context, parts, DType::F32, dp, seedRef, offsetRef, shape,
+    addDropoutPass(context, parts, DType::F32, dp, shape,
                    "attention dP dropout of " + label);
   addSoftmaxLaunch(context,
                    "fuse::attentionSoftmaxBackward<" + typeArgument(dtype) +
