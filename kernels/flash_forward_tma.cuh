@@ -86,6 +86,14 @@ template <int D> struct FlashForwardTmaLayout {
     const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
     return (kvEnd + N - 1) / N;
   }
+  /// The key tile of step j out of `tiles`: last to first. The last tile is
+  /// the only one that can hold keys to mask out: past tk, or (causal, with
+  /// M == N and query tiles at multiples of M) right of the diagonal, as
+  /// every earlier tile ends at or before m0. Taking it first puts the
+  /// masking in the step the consumers peel off the loop, so the loop itself
+  /// runs no per-score tests (FlashAttention-3 splits its loop the same way).
+  FUSE_DEVICE static int keyTile(int j, int tiles) { return tiles - 1 - j; }
+  static_assert(M == N, "one key tile per query tile crosses the causal diagonal");
 };
 
 /// One consumer warpgroup of flashAttentionForwardTma: for each item, query
@@ -180,11 +188,13 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
         tma::arrive(smem.qEmpty());
     };
 
-    // Scores of tile j to probabilities (online softmax); alpha[r] rescales
-    // what O and the row sums held before.
-    auto softmax = [&](int j, float(&alpha)[2]) {
-      const int n0 = j * N;
-      const bool edge = n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile);
+    // Scores of step j to probabilities (online softmax); alpha[r] rescales
+    // what O and the row sums held before. Only the first step's tile can
+    // hold keys to mask out (`first`; see keyTile).
+    auto softmax = [&](int j, float(&alpha)[2], bool first) {
+      const int n0 = Layout::keyTile(j, tiles) * N;
+      const bool edge =
+          first && (n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile));
 #pragma unroll
       for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
@@ -238,7 +248,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
       if (releases)
         tma::arrive(smem.kEmpty(stageOf(0)));
       releaseQuery(0);
-      softmax(0, alpha);
+      softmax(0, alpha, true);
       packProbabilities();
     }
     for (int j = 1; j < tiles; ++j) {
@@ -256,7 +266,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
         tma::arrive(smem.kEmpty(stageOf(j)));
       releaseQuery(j);
       float alpha[2];
-      softmax(j, alpha);
+      softmax(j, alpha, false);
       wgmma::wait<0>();
       wgmma::pin(o);
       if (releases)
@@ -375,10 +385,11 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
         for (int j = 0, tiles = Layout::keyTiles(it.m0, p); j < tiles; ++j, ++issued) {
           const int s = issued % S;
           const uint32_t parity = ((issued / S) & 1) ^ 1;
+          const int n0 = Layout::keyTile(j, tiles) * Layout::N;
           load(smem.kBuf(s), KVTile::kBytes, KVTile::kPanelBytes, kMap, smem.kFull(s),
-               smem.kEmpty(s), parity, j * Layout::N, kvh);
+               smem.kEmpty(s), parity, n0, kvh);
           load(smem.vBuf(s), KVTile::kBytes, KVTile::kPanelBytes, vMap, smem.vFull(s),
-               smem.vEmpty(s), parity, j * Layout::N, kvh);
+               smem.vEmpty(s), parity, n0, kvh);
         }
       }
     }
