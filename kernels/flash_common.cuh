@@ -52,13 +52,18 @@ constexpr int kFlashTmaConsumers = 2;
 constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
 constexpr int kFlashTmaBlockN = 128;
 constexpr int kFlashTmaStages = 2;
+/// Query tiles the persistent forward keeps: the next item's Q loads while
+/// the consumers finish the current one's.
+constexpr int kFlashTmaQueryBuffers = 2;
 
-/// Its dynamic shared memory: the Q tile, the K and V stages, the output
+/// Its dynamic shared memory: the Q buffers, the K and V stages, the output
 /// tile, 1 KiB to align the swizzled tiles and the mbarriers (Q full and
-/// empty; K / V full / empty per stage). 197,712 bytes at head dim 128.
+/// empty per buffer; K / V full / empty per stage). 230,496 bytes at head
+/// dim 128, within the 227 KiB a CTA may have.
 FUSE_HOST_DEVICE constexpr int flashForwardTmaSharedBytes(int headDim) {
-  return (2 * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
-         8 * (2 + 4 * kFlashTmaStages);
+  return ((kFlashTmaQueryBuffers + 1) * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) *
+             headDim * 2 +
+         1024 + 8 * (2 * kFlashTmaQueryBuffers + 4 * kFlashTmaStages);
 }
 
 /// The warp-specialised backward (flash_backward_tma.cuh): keys per CTA,
@@ -108,24 +113,52 @@ namespace flash {
 constexpr float kLog2e = 1.4426950408889634f;
 
 /// The (query tile, head, batch) of forward work item `item` out of
-/// tiles x heads x batch. The hardware starts blocks in linear order, so
-/// with the tile fastest the longest causal items (the last query tiles,
-/// which see the most keys) of the last heads would start at the end of the
-/// launch and form its tail. Causal items are numbered tile-slowest
-/// instead, longest first over the whole launch. (The backward keeps
-/// blockIdx.x as its key tile, which already starts each head's longest
-/// block first: numbered this way its causal forward + backward did not
-/// gain, 406 -> 389 and 328 -> 306 TFLOP/s at head dim 128 on an H200, one
-/// run each.)
+/// tiles x heads x batch. The hardware starts blocks in linear order (and a
+/// persistent CTA takes its items in that order too), so the numbering
+/// decides both the tail of the launch and which items share K and V
+/// through L2.
+///   - Non-causal: tile fastest. The items running together are all the
+///     query tiles of a few heads, which read the same K and V.
+///   - Causal: tile slowest, longest first over the whole launch, so that
+///     the longest items (the last query tiles, which see the most keys) do
+///     not start at the end and form its tail; or, when `headMajor`
+///     (causalHeadMajor), head by head, each head's tiles longest first.
+/// (The backward keeps blockIdx.x as its key tile, which already starts
+/// each head's longest block first: numbered this way its causal forward +
+/// backward did not gain, 406 -> 389 and 328 -> 306 TFLOP/s at head dim 128
+/// on an H200, one run each.)
 struct FlashBlock {
   int tile, head, batch;
 };
-FUSE_DEVICE FlashBlock flashForwardItem(int item, int tiles, int heads, int batch,
-                                        bool causal) {
+FUSE_DEVICE FlashBlock flashForwardItem(int item, int tiles, int heads, int batch, bool causal,
+                                        bool headMajor = false) {
   if (!causal)
     return {item % tiles, (item / tiles) % heads, item / (tiles * heads)};
+  if (headMajor) {
+    const int headBatch = item / tiles;
+    return {tiles - 1 - item % tiles, headBatch % heads, headBatch / heads};
+  }
   const int rank = item / (heads * batch), rest = item % (heads * batch);
   return {tiles - 1 - rank, rest % heads, rest / heads};
+}
+
+/// Whether a persistent causal forward running `concurrent` items at a
+/// time numbers them head-major. Numbered tile slowest, the items in flight
+/// belong to min(heads x batch, concurrent) heads; with fewer than two of a
+/// head in flight, and the K and V of those heads past what L2 keeps
+/// (32 MiB of the H100's 50 and the H200's 60), every K and V tile comes
+/// from DRAM once per item: at (4, 32, 2048, 128) that is 4.6 TB/s, the
+/// H200's whole bandwidth. Head-major, a head's items run together and
+/// share its K and V; the persistent launch's snake (flashPersistentItem)
+/// keeps the tail within 3% of the mean CTA load either way at the bench
+/// shapes. (A launch of one CTA per item keeps tile slowest: the hardware
+/// would start a head-major launch's last head's longest items last.)
+FUSE_DEVICE bool causalHeadMajor(const FlashParams &p, int headDim, int concurrent) {
+  const int heads = p.qHeads * p.batch;
+  const long long headsInFlight = min(heads, concurrent);
+  const long long kvBytes =
+      headsInFlight * p.tk * headDim * 4 / (p.qHeads / p.kvHeads); // K and V, 16-bit
+  return p.causal && 2 * heads > concurrent && kvBytes > (32ll << 20);
 }
 
 /// The item of a (tiles, heads, batch) grid's block.

@@ -18,10 +18,12 @@
 //     the tensor cores.
 // The launch is persistent: a CTA works through query tiles (items) one
 // after the other (flashPersistentItem), the producer loading the next
-// item's Q as soon as both consumers have issued their last Q K^T and its
-// K and V through the same stages, so the next item's first products need
-// not wait for its loads while the last item's output is written. The
-// output is staged in a tile of its own for that. A grid of one CTA per
+// item's Q into a second buffer and its K and V through the same stages, and
+// the consumers running on from one item's last key tile into the next
+// one's first: the step that issues an item's first Q K^T also issues the
+// previous item's last P V, and that item's output is normalised and
+// written (through a shared tile of its own) while the new scores wait for
+// nothing, so the tensor cores see no gap between items. A grid of one CTA per
 // item (the runtime's grid before it caps it at the multiprocessors) runs
 // the same code one item a CTA.
 // q, k and v are read through TensorMaps of their [batch, heads, rows, D]
@@ -41,42 +43,48 @@ namespace fuse {
 /// memory, and the items it works through.
 template <int D> struct FlashForwardTmaLayout {
   static constexpr int M = kFlashBlockM, N = kFlashTmaBlockN, S = kFlashTmaStages;
+  static constexpr int Q = kFlashTmaQueryBuffers;
   using QTile = wgmma::SwizzledTile<M, D>;
   using KVTile = wgmma::SwizzledTile<N, D>;
   uint32_t sQ, sK, sV, sO, barriers;
   int tiles, items; // query tiles of a head; tiles x heads x batch
+  bool headMajor;   // the numbering of causal items (causalHeadMajor)
 
   FUSE_DEVICE FlashForwardTmaLayout(uint32_t sharedBase, const FlashParams &p) {
     sQ = (sharedBase + 1023) & ~1023u;
-    sK = sQ + QTile::kBytes;
+    sK = sQ + Q * QTile::kBytes;
     sV = sK + S * KVTile::kBytes;
     sO = sV + S * KVTile::kBytes;
     barriers = sO + QTile::kBytes;
     tiles = (p.tq + M - 1) / M;
     items = tiles * p.qHeads * p.batch;
+    headMajor = flash::causalHeadMajor(p, D, gridDim.x);
   }
-  // Q full and empty, then K full, V full, K empty, V empty per stage.
-  FUSE_DEVICE uint32_t qFull() const { return barriers; }
-  FUSE_DEVICE uint32_t qEmpty() const { return barriers + 8; }
-  FUSE_DEVICE uint32_t kFull(int s) const { return barriers + 8 * (2 + s); }
-  FUSE_DEVICE uint32_t vFull(int s) const { return barriers + 8 * (2 + S + s); }
-  FUSE_DEVICE uint32_t kEmpty(int s) const { return barriers + 8 * (2 + 2 * S + s); }
-  FUSE_DEVICE uint32_t vEmpty(int s) const { return barriers + 8 * (2 + 3 * S + s); }
+  // Q full and empty per buffer, then K full, V full, K empty, V empty per
+  // stage. The item of round r has Q buffer r % Q, in phase qParity(r).
+  FUSE_DEVICE uint32_t qFull(int round) const { return barriers + 8 * (round % Q); }
+  FUSE_DEVICE uint32_t qEmpty(int round) const { return barriers + 8 * (Q + round % Q); }
+  FUSE_DEVICE uint32_t qBuf(int round) const { return sQ + (round % Q) * QTile::kBytes; }
+  FUSE_DEVICE static uint32_t qParity(int round) { return (round / Q) & 1; }
+  FUSE_DEVICE uint32_t kFull(int s) const { return barriers + 8 * (2 * Q + s); }
+  FUSE_DEVICE uint32_t vFull(int s) const { return barriers + 8 * (2 * Q + S + s); }
+  FUSE_DEVICE uint32_t kEmpty(int s) const { return barriers + 8 * (2 * Q + 2 * S + s); }
+  FUSE_DEVICE uint32_t vEmpty(int s) const { return barriers + 8 * (2 * Q + 3 * S + s); }
   FUSE_DEVICE uint32_t kBuf(int s) const { return sK + s * KVTile::kBytes; }
   FUSE_DEVICE uint32_t vBuf(int s) const { return sV + s * KVTile::kBytes; }
 
   /// This CTA's item of round `round`: query row m0, head and batch;
   /// m0 is -1 past its last item.
   struct Item {
-    int m0, h, b;
+    int round, m0, h, b;
   };
   FUSE_DEVICE Item item(int round, const FlashParams &p) const {
     const int index = flash::flashPersistentItem(round, items);
     if (index < 0)
-      return {-1, 0, 0};
+      return {round, -1, 0, 0};
     const flash::FlashBlock block =
-        flash::flashForwardItem(index, tiles, p.qHeads, p.batch, p.causal);
-    return {block.tile * M, block.head, block.batch};
+        flash::flashForwardItem(index, tiles, p.qHeads, p.batch, p.causal, headMajor);
+    return {round, block.tile * M, block.head, block.batch};
   }
   /// The key tiles of the item at query row m0. Computed apart from item()
   /// so that without causal masking it folds to a constant (the shapes are
@@ -98,6 +106,10 @@ template <int D> struct FlashForwardTmaLayout {
 
 /// One consumer warpgroup of flashAttentionForwardTma: for each item, query
 /// rows m0 + 64 group .. + 63 against the key tiles the producer delivers.
+/// The steps run across items without a break: the step that issues the
+/// first Q K^T of an item also issues the last P V of the one before, and
+/// that item's output is normalised and stored while the new scores'
+/// softmax waits on nothing, so the tensor cores see no item boundary.
 template <typename T, int D>
 FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<D> &smem,
                                          const T *mask, const long long *seed,
@@ -107,9 +119,9 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
   using Layout = FlashForwardTmaLayout<D>;
   constexpr int M = Layout::M, N = Layout::N, S = Layout::S;
   using QTile = typename Layout::QTile;
+  using Item = typename Layout::Item;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
-  const uint32_t sQ = smem.sQ;
 
   const int tid = threadIdx.x - 128;
   const int warp = tid / 32, lane = tid % 32;
@@ -134,143 +146,220 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
     else if (!last)
       tma::namedArrive<1>(2 * 128);
   };
-  if (group == 1 && p.tk > 0 && smem.item(0, p).m0 >= 0)
-    tma::namedArrive<1>(2 * 128);
+  // Consumer 1's last turn issues the last tile of the CTA's last item.
+  auto lastTurn = [&](const Item &it, int j) {
+    return group == 1 && j + 1 == Layout::keyTiles(it.m0, p) &&
+           smem.item(it.round + 1, p).m0 < 0;
+  };
 
   const float scaleLog2 = p.scale * kLog2e;
   const bool dropout = p.dropoutP > 0.0f;
   const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
   const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
   const float keepScale = 1.0f / (1.0f - p.dropoutP);
+  auto headRowOf = [&](const Item &it) {
+    return static_cast<long long>(it.b * p.qHeads + it.h) * p.tq;
+  };
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i)
+    o[i] = 0.0f;
+  float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
+  float s[N / 2];         // scores of the tile just issued, then its probabilities
+  uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
 
   // Key tiles are counted over all items: the c-th goes through stage
   // c % S in phase (c / S) & 1.
-  int consumed = 0;
-  for (int round = 0;; ++round) {
-    const typename Layout::Item it = smem.item(round, p);
-    if (it.m0 < 0)
-      break;
-    const int m0 = it.m0, h = it.h, b = it.b, tiles = Layout::keyTiles(m0, p);
-    const long long headRow = static_cast<long long>(b * p.qHeads + h) * p.tq;
-    // Consumer 1 skips its hand-over after the last turn of the last item.
-    auto lastTurn = [&](int j) {
-      return group == 1 && j + 1 == tiles && smem.item(round + 1, p).m0 < 0;
-    };
-    const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
+  auto stageOf = [](int c) { return c % S; };
+  auto parityOf = [](int c) { return static_cast<uint32_t>((c / S) & 1); };
+  auto issueScores = [&](const Item &it, int c) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wgmma::Mma<T, N>::template ss<0, 0>(
+          s, wgmma::kMajor<M, D>(smem.qBuf(it.round), group * 64, kk * 16),
+          wgmma::kMajor<N, D>(smem.kBuf(stageOf(c)), 0, kk * 16), kk > 0);
+    wgmma::commit();
+  };
+  auto issueValues = [&](int c) {
+#pragma unroll
+    for (int kk = 0; kk < N / 16; ++kk)
+      wgmma::Mma<T, D>::template rs<1>(o, pa[kk],
+                                       wgmma::mnMajor<N, D>(smem.vBuf(stageOf(c)), kk * 16), 1);
+    wgmma::commit();
+  };
+  // Once the scores of step j (tile c overall) are in registers, K_c is
+  // free, and after an item's last Q K^T so is its Q buffer.
+  auto releaseScored = [&](const Item &it, int j, int c) {
+    if (releases) {
+      tma::arrive(smem.kEmpty(stageOf(c)));
+      if (j + 1 == Layout::keyTiles(it.m0, p))
+        tma::arrive(smem.qEmpty(it.round));
+    }
+  };
 
-    float o[D / 2];
+  // Scores of step j of `it` to probabilities (online softmax); alpha[r]
+  // rescales what O and the row sums held before. Only an item's first
+  // step can hold keys to mask out (`first`; see keyTile).
+  auto softmax = [&](const Item &it, int j, float(&alpha)[2], bool first) {
+    const int n0 = Layout::keyTile(j, Layout::keyTiles(it.m0, p)) * N;
+    const int row0 = it.m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
+    const bool edge =
+        first && (n0 + N > p.tk || (p.causal && n0 + N - 1 > it.m0 + rowInTile));
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i)
-      o[i] = 0.0f;
-    float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
-    float s[N / 2];         // scores of key tile j, then its probabilities
-    uint32_t pa[N / 16][4]; // probabilities of the tile whose P V is in flight
-    auto stageOf = [&](int j) { return (consumed + j) % S; };
-    auto parityOf = [&](int j) { return static_cast<uint32_t>(((consumed + j) / S) & 1); };
-    auto issueScores = [&](int j) {
+    for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        wgmma::Mma<T, N>::template ss<0, 0>(s, wgmma::kMajor<M, D>(sQ, group * 64, kk * 16),
-                                            wgmma::kMajor<N, D>(smem.kBuf(stageOf(j)), 0, kk * 16),
-                                            kk > 0);
-      wgmma::commit();
-    };
-    auto issueValues = [&](int j) {
-#pragma unroll
-      for (int kk = 0; kk < N / 16; ++kk)
-        wgmma::Mma<T, D>::template rs<1>(o, pa[kk],
-                                         wgmma::mnMajor<N, D>(smem.vBuf(stageOf(j)), kk * 16), 1);
-      wgmma::commit();
-    };
-    // Q is free for the next item once this consumer's last Q K^T is done.
-    auto releaseQuery = [&](int j) {
-      if (releases && j + 1 == tiles)
-        tma::arrive(smem.qEmpty());
-    };
-
-    // Scores of step j to probabilities (online softmax); alpha[r] rescales
-    // what O and the row sums held before. Only the first step's tile can
-    // hold keys to mask out (`first`; see keyTile).
-    auto softmax = [&](int j, float(&alpha)[2], bool first) {
-      const int n0 = Layout::keyTile(j, tiles) * N;
-      const bool edge =
-          first && (n0 + N > p.tk || (p.causal && n0 + N - 1 > m0 + rowInTile));
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
+        float x = s[4 * nt + e] * scaleLog2;
+        if (mask && i < p.tq && jj < p.tk)
+          x += maskValue(mask[it.b * p.maskStrideB + it.h * p.maskStrideH + i * p.maskStrideQ +
+                              jj]) *
+               kLog2e;
+        if (edge && (jj >= p.tk || (p.causal && jj > i)))
+          x = -infinity();
+        s[4 * nt + e] = x;
+      }
+    onlineSoftmaxRows(s, rowMax, rowSum, alpha);
+    if (dropout) {
+      const long long headRow = headRowOf(it);
 #pragma unroll
       for (int nt = 0; nt < N / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
-          float x = s[4 * nt + e] * scaleLog2;
-          if (mask && i < p.tq && jj < p.tk)
-            x += maskValue(mask[b * p.maskStrideB + h * p.maskStrideH + i * p.maskStrideQ + jj]) *
-                 kLog2e;
-          if (edge && (jj >= p.tk || (p.causal && jj > i)))
-            x = -infinity();
-          s[4 * nt + e] = x;
-        }
-      onlineSoftmaxRows(s, rowMax, rowSum, alpha);
-      if (dropout) {
-#pragma unroll
-        for (int nt = 0; nt < N / 8; ++nt)
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
-            if (i < p.tq && jj < p.tk) {
-              float k0, k1;
-              dropoutKeepPair(dropSeed, dropOffset, static_cast<uint64_t>(headRow + i) * p.tk + jj,
-                              p.dropoutP, keepScale, k0, k1);
-              s[4 * nt + 2 * r] *= k0;
-              s[4 * nt + 2 * r + 1] *= k1;
-            }
+        for (int r = 0; r < 2; ++r) {
+          const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
+          if (i < p.tq && jj < p.tk) {
+            float k0, k1;
+            dropoutKeepPair(dropSeed, dropOffset, static_cast<uint64_t>(headRow + i) * p.tk + jj,
+                            p.dropoutP, keepScale, k0, k1);
+            s[4 * nt + 2 * r] *= k0;
+            s[4 * nt + 2 * r + 1] *= k1;
           }
-      }
-    };
-    auto packProbabilities = [&]() {
-#pragma unroll
-      for (int kk = 0; kk < N / 16; ++kk)
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-          pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
-    };
-
-    tma::wait(smem.qFull(), round & 1);
-    if (tiles == 0 && releases)
-      tma::arrive(smem.qEmpty());
-    if (tiles > 0) {
-      float alpha[2];
-      tma::wait(smem.kFull(stageOf(0)), parityOf(0));
-      awaitTurn();
-      wgmma::fence();
-      issueScores(0);
-      passTurn(lastTurn(0));
-      wgmma::wait<0>();
-      wgmma::pin(s);
-      if (releases)
-        tma::arrive(smem.kEmpty(stageOf(0)));
-      releaseQuery(0);
-      softmax(0, alpha, true);
-      packProbabilities();
+        }
     }
-    for (int j = 1; j < tiles; ++j) {
-      tma::wait(smem.kFull(stageOf(j)), parityOf(j));
-      tma::wait(smem.vFull(stageOf(j - 1)), parityOf(j - 1));
-      awaitTurn();
-      wgmma::pin(o);
-      wgmma::fence();
-      issueScores(j);
-      issueValues(j - 1);
-      passTurn(lastTurn(j));
-      wgmma::wait<1>();
-      wgmma::pin(s);
+  };
+  auto packProbabilities = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < N / 16; ++kk)
+#pragma unroll
+      for (int w = 0; w < 4; ++w)
+        pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+  };
+
+  // An item's rows are complete: its log-sum-exp out, inverse[r] to
+  // normalise O, and the row state reset for the next item.
+  auto finishRows = [&](const Item &it, float(&inverse)[2]) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = rowSum[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      inverse[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
+      const int i = it.m0 + rowInTile + g + 8 * r;
+      if (t == 0 && i < p.tq)
+        lse[headRowOf(it) + i] =
+            sum > 0.0f ? rowMax[r] * (1.0f / kLog2e) + logf(sum) : -infinity();
+      rowMax[r] = -infinity();
+      rowSum[r] = 0.0f;
+    }
+  };
+  // O normalised, through the warp's own 16 rows of the output tile for
+  // 16-byte stores, then cleared for the next item.
+  // The lane is made opaque here so that the compiler computes the staging
+  // addresses where they are used: hoisted out of the loops that call this,
+  // they would hold some twenty registers that the loops need.
+  auto storeOutput = [&](const Item &it, const float(&inverse)[2]) {
+    unsigned char *stage = fuseFlashShared + (smem.sO - sharedBase);
+    int myLane = lane;
+    asm volatile("" : "+r"(myLane));
+    const int myG = myLane / 4, myT = myLane % 4;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt)
+        *reinterpret_cast<uint32_t *>(stage +
+                                      QTile::pair(rowInTile + myG + 8 * r, dt * 8 + 2 * myT)) =
+            pack<T>(o[4 * dt + 2 * r] * inverse[r], o[4 * dt + 2 * r + 1] * inverse[r]);
+    __syncwarp();
+    constexpr int kChunks = D / 8;
+#pragma unroll
+    for (int c = myLane; c < 16 * kChunks; c += 32) {
+      const int row = rowInTile + c / kChunks, chunk = c % kChunks;
+      const int i = it.m0 + row;
+      if (i < p.tq)
+        *reinterpret_cast<uint4 *>(out + p.o.at(it.b, it.h, i) + chunk * 8) =
+            *reinterpret_cast<const uint4 *>(stage + QTile::chunk(row, chunk));
+    }
+    __syncwarp(); // the staged rows are read before the next item writes them
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i)
+      o[i] = 0.0f;
+  };
+
+  if (p.tk == 0) {
+    // No keys: every row is empty (O = 0, lse = -inf); Q is still loaded
+    // and released item by item.
+    for (int round = 0;; ++round) {
+      const Item it = smem.item(round, p);
+      if (it.m0 < 0)
+        return;
+      tma::wait(smem.qFull(round), Layout::qParity(round));
       if (releases)
-        tma::arrive(smem.kEmpty(stageOf(j)));
-      releaseQuery(j);
-      float alpha[2];
-      softmax(j, alpha, false);
-      wgmma::wait<0>();
-      wgmma::pin(o);
-      if (releases)
-        tma::arrive(smem.vEmpty(stageOf(j - 1)));
+        tma::arrive(smem.qEmpty(round));
+      float inverse[2];
+      finishRows(it, inverse);
+      storeOutput(it, inverse);
+    }
+  }
+  Item current = smem.item(0, p);
+  if (current.m0 < 0)
+    return;
+  if (group == 1)
+    tma::namedArrive<1>(2 * 128);
+
+  // The first item's first step: its scores alone.
+  {
+    float alpha[2];
+    tma::wait(smem.qFull(0), Layout::qParity(0));
+    tma::wait(smem.kFull(stageOf(0)), parityOf(0));
+    awaitTurn();
+    wgmma::fence();
+    issueScores(current, 0);
+    passTurn(lastTurn(current, 0));
+    wgmma::wait<0>();
+    wgmma::pin(s);
+    releaseScored(current, 0, 0);
+    softmax(current, 0, alpha, true);
+    packProbabilities();
+  }
+  int c = 1; // key tiles whose scores have been issued
+  // Step j of `it`: the scores of its tile c beside the P V of tile c - 1,
+  // which is the last of `previous` when j is 0 (`boundary`).
+  auto step = [&](const Item &it, int j, bool boundary, const Item &previous) {
+    if (boundary)
+      tma::wait(smem.qFull(it.round), Layout::qParity(it.round));
+    tma::wait(smem.kFull(stageOf(c)), parityOf(c));
+    tma::wait(smem.vFull(stageOf(c - 1)), parityOf(c - 1));
+    awaitTurn();
+    wgmma::pin(o);
+    wgmma::fence();
+    issueScores(it, c);
+    issueValues(c - 1);
+    passTurn(lastTurn(it, j));
+    wgmma::wait<1>();
+    wgmma::pin(s);
+    releaseScored(it, j, c);
+    float alpha[2], inverse[2];
+    if (boundary)
+      finishRows(previous, inverse);
+    softmax(it, j, alpha, boundary);
+    wgmma::wait<0>();
+    wgmma::pin(o);
+    if (releases)
+      tma::arrive(smem.vEmpty(stageOf(c - 1)));
+    if (boundary) {
+      storeOutput(previous, inverse);
+    } else {
 #pragma unroll
       for (int dt = 0; dt < D / 8; ++dt)
 #pragma unroll
@@ -278,49 +367,31 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
           o[4 * dt + 2 * r] *= alpha[r];
           o[4 * dt + 2 * r + 1] *= alpha[r];
         }
-      packProbabilities();
     }
-    if (tiles > 0) {
-      tma::wait(smem.vFull(stageOf(tiles - 1)), parityOf(tiles - 1));
-      wgmma::pin(o);
-      wgmma::fence();
-      issueValues(tiles - 1);
-      wgmma::wait<0>();
-      wgmma::pin(o);
-      if (releases)
-        tma::arrive(smem.vEmpty(stageOf(tiles - 1)));
-    }
-    consumed += tiles;
-
-    // Normalise; stage the warp's 16 rows in its own rows of the output tile
-    // for 16-byte stores.
-    unsigned char *stage = fuseFlashShared + (smem.sO - sharedBase);
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float sum = rowSum[r];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt)
-        *reinterpret_cast<uint32_t *>(stage + QTile::pair(rowInTile + g + 8 * r, dt * 8 + 2 * t)) =
-            pack<T>(o[4 * dt + 2 * r] * inverse, o[4 * dt + 2 * r + 1] * inverse);
-      const int i = row0 + 8 * r;
-      if (t == 0 && i < p.tq)
-        lse[headRow + i] = sum > 0.0f ? rowMax[r] * (1.0f / kLog2e) + logf(sum) : -infinity();
-    }
-    __syncwarp();
-    constexpr int kChunks = D / 8;
-#pragma unroll
-    for (int c = lane; c < 16 * kChunks; c += 32) {
-      const int row = rowInTile + c / kChunks, chunk = c % kChunks;
-      const int i = m0 + row;
-      if (i < p.tq)
-        *reinterpret_cast<uint4 *>(out + p.o.at(b, h, i) + chunk * 8) =
-            *reinterpret_cast<const uint4 *>(stage + QTile::chunk(row, chunk));
-    }
-    __syncwarp(); // the staged rows are read before the next item writes them
+    packProbabilities();
+    ++c;
+  };
+  for (;;) {
+    for (int j = 1, tiles = Layout::keyTiles(current.m0, p); j < tiles; ++j)
+      step(current, j, false, current);
+    const Item next = smem.item(current.round + 1, p);
+    if (next.m0 < 0)
+      break;
+    step(next, 0, true, current);
+    current = next;
   }
+  // The last item's last P V.
+  tma::wait(smem.vFull(stageOf(c - 1)), parityOf(c - 1));
+  wgmma::pin(o);
+  wgmma::fence();
+  issueValues(c - 1);
+  wgmma::wait<0>();
+  wgmma::pin(o);
+  if (releases)
+    tma::arrive(smem.vEmpty(stageOf(c - 1)));
+  float inverse[2];
+  finishRows(current, inverse);
+  storeOutput(current, inverse);
 }
 
 template <typename T, int D>
@@ -338,8 +409,10 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
   const Layout smem(sharedAddress(fuseFlashShared), p);
 
   if (threadIdx.x == 0) {
-    tma::initBarrier(smem.qFull(), 1);
-    tma::initBarrier(smem.qEmpty(), kFlashTmaConsumers);
+    for (int buffer = 0; buffer < Layout::Q; ++buffer) {
+      tma::initBarrier(smem.qFull(buffer), 1);
+      tma::initBarrier(smem.qEmpty(buffer), kFlashTmaConsumers);
+    }
     for (int s = 0; s < S; ++s) {
       tma::initBarrier(smem.kFull(s), 1);
       tma::initBarrier(smem.vFull(s), 1);
@@ -352,8 +425,8 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // Producer: each item's Q once both consumers are done with the last
-    // one's, then its K_j and V_j into the stage of the c-th key tile
+    // Producer: each item's Q once both consumers are done with the one
+    // kFlashTmaQueryBuffers items back, then its K_j and V_j into the stage of the c-th key tile
     // (counted over items) once both consumers are done with tile c - S
     // there.
     tma::lowerRegisters<24>();
@@ -379,8 +452,8 @@ FUSE_DEVICE void flashAttentionForwardTma(const TensorMap &qMap, const TensorMap
           for (int panel = 0; panel < D / 64; ++panel)
             tma::load4d(buffer + panel * panelBytes, map, full, panel * 64, row, head, it.b);
         };
-        load(smem.sQ, QTile::kBytes, QTile::kPanelBytes, qMap, smem.qFull(), smem.qEmpty(),
-             (round & 1) ^ 1, it.m0, it.h);
+        load(smem.qBuf(round), QTile::kBytes, QTile::kPanelBytes, qMap, smem.qFull(round),
+             smem.qEmpty(round), Layout::qParity(round) ^ 1, it.m0, it.h);
 #pragma unroll 1
         for (int j = 0, tiles = Layout::keyTiles(it.m0, p); j < tiles; ++j, ++issued) {
           const int s = issued % S;

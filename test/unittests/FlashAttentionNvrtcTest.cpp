@@ -122,6 +122,7 @@ std::string constantChecks() {
   check("fuse::kFlashTmaThreads", kFlashTmaThreads);
   check("fuse::kFlashTmaBlockN", kFlashTmaBlockN);
   check("fuse::kFlashTmaStages", kFlashTmaStages);
+  check("fuse::kFlashTmaQueryBuffers", kFlashTmaQueryBuffers);
   check("fuse::kFlashBackwardTmaBlockN", kFlashBackwardTmaBlockN);
   for (int d : {64, 128}) {
     check("fuse::flashForwardBlockN(" + std::to_string(d) + ")", flashForwardBlockN(d));

@@ -39,12 +39,16 @@ constexpr int kFlashTmaConsumers = 2;
 constexpr int kFlashTmaThreads = 128 * (1 + kFlashTmaConsumers);
 constexpr int kFlashTmaBlockN = 128;
 constexpr int kFlashTmaStages = 2;
+/// Query tiles the persistent forward keeps: the next item's Q loads while
+/// the consumers finish the current one's.
+constexpr int kFlashTmaQueryBuffers = 2;
 
-/// Its dynamic shared memory: the Q tile, the K and V stages, the output
-/// tile, 1 KiB to align and the mbarriers. 197,712 bytes at head dim 128.
+/// Its dynamic shared memory: the Q buffers, the K and V stages, the output
+/// tile, 1 KiB to align and the mbarriers. 230,496 bytes at head dim 128.
 constexpr int flashForwardTmaSharedBytes(int headDim) {
-  return (2 * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) * headDim * 2 + 1024 +
-         8 * (2 + 4 * kFlashTmaStages);
+  return ((kFlashTmaQueryBuffers + 1) * kFlashBlockM + 2 * kFlashTmaStages * kFlashTmaBlockN) *
+             headDim * 2 +
+         1024 + 8 * (2 * kFlashTmaQueryBuffers + 4 * kFlashTmaStages);
 }
 
 /// Its launches are persistent, this many CTAs a multiprocessor (shared
