@@ -13,7 +13,23 @@
 //                                 kFlashBackwardThreads, flashBackwardSharedBytes(D)
 //   flashBackwardConvertDq<T, D>  as the preprocess
 //
+// and the warp-specialised sm_90a kernels the code generator prefers
+// (FlashAttentionConfig.h's flashForwardUsesTma / flashBackwardUsesTma say
+// when), which read their operands through tensor maps:
+//
+//   flashAttentionForwardTma<T, D>   persistent: grid min(items, multiprocessors)
+//                                    with items = ceil(tq / kFlashBlockM) x qHeads
+//                                    x batch (KernelLaunch::
+//                                    persistentBlocksPerMultiprocessor), or one
+//                                    CTA per item; kFlashTmaThreads,
+//                                    flashForwardTmaSharedBytes(D)
+//   flashAttentionBackwardTma<T, D>  grid (ceil(tk / kFlashBackwardTmaBlockN),
+//                                    kvHeads, batch), kFlashTmaThreads,
+//                                    flashBackwardTmaSharedBytes(D), between the
+//                                    same preprocess and dQ conversion
+//
 // T is fuse::bf16 or fuse::f16, D is 64 or 128. Wrapper kernels should
-// carry __launch_bounds__ of their block size.
+// carry __launch_bounds__ of their block size (the TMA kernels with a
+// minimum of one block a multiprocessor, as the code generator emits them).
 //
 //===----------------------------------------------------------------------===//
