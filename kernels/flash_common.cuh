@@ -283,6 +283,41 @@ FUSE_DEVICE void dropoutKeepPair(uint64_t seed, uint64_t offset, uint64_t n,
   }
 }
 
+/// Dropout on a thread's probabilities of one key tile of the forward (an
+/// mma accumulator fragment: rows row0 and row0 + 8, keys n0 + 8 nt + 2t
+/// and + 1), after the row sums (the normaliser is undropped): each score
+/// zeroed or scaled by keepScale with the reference's Philox index
+/// (headRow + i) * tk + j; rows and keys past the ends are left alone.
+template <int Scores>
+FUSE_DEVICE void dropoutProbabilities(float (&s)[Scores], int row0, int n0, int t,
+                                      long long headRow, const FlashParams &p, uint64_t seed,
+                                      uint64_t offset, float keepScale) {
+#pragma unroll
+  for (int nt = 0; nt < Scores / 4; ++nt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int i = row0 + r * 8, j = n0 + nt * 8 + 2 * t;
+      if (i < p.tq && j < p.tk) {
+        float k0, k1;
+        dropoutKeepPair(seed, offset, static_cast<uint64_t>(headRow + i) * p.tk + j, p.dropoutP,
+                        keepScale, k0, k1);
+        s[4 * nt + 2 * r] *= k0;
+        s[4 * nt + 2 * r + 1] *= k1;
+      }
+    }
+}
+
+/// A thread's probabilities of one key tile as the A fragments of its P V
+/// (mma.sync's A layout, which wgmma's register operand shares).
+template <typename T, int Scores>
+FUSE_DEVICE void packProbabilities(const float (&s)[Scores], uint32_t (&pa)[Scores / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < Scores / 8; ++kk)
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+}
+
 } // namespace flash
 } // namespace fuse
 

@@ -132,31 +132,8 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
         s[4 * nt + e] = x;
       }
     onlineSoftmaxRows(s, rowMax, rowSum, alpha);
-    // Dropout scales P after the sum (the normaliser is undropped).
-    if (dropout) {
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
-          if (i < p.tq && jj < p.tk) {
-            float k0, k1;
-            dropoutKeepPair(dropSeed, dropOffset,
-                            static_cast<uint64_t>(headRow + i) * p.tk + jj,
-                            p.dropoutP, keepScale, k0, k1);
-            s[4 * nt + 2 * r] *= k0;
-            s[4 * nt + 2 * r + 1] *= k1;
-          }
-        }
-    }
-  };
-  // P of the tile just done, as A fragments of its P V.
-  auto packProbabilities = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < N / 16; ++kk)
-#pragma unroll
-      for (int w = 0; w < 4; ++w)
-        pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+    if (dropout)
+      dropoutProbabilities(s, row0, n0, t, headRow, p, dropSeed, dropOffset, keepScale);
   };
 
   // Tile 0 alone; then each iteration issues S_j = Q K_j^T and
@@ -169,7 +146,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
     wgmma::wait<0>();
     wgmma::pin(s);
     softmax(0, alpha);
-    packProbabilities();
+    packProbabilities<T>(s, pa);
   }
   for (int j = 1; j < tiles; ++j) {
     if (j + 1 < tiles)
@@ -193,7 +170,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
         o[4 * dt + 2 * r] *= alpha[r];
         o[4 * dt + 2 * r + 1] *= alpha[r];
       }
-    packProbabilities();
+    packProbabilities<T>(s, pa);
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();
     __syncthreads();

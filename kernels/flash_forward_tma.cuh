@@ -221,29 +221,8 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
         s[4 * nt + e] = x;
       }
     onlineSoftmaxRows(s, rowMax, rowSum, alpha);
-    if (dropout) {
-      const long long headRow = headRowOf(it);
-#pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int i = row0 + r * 8, jj = n0 + nt * 8 + 2 * t;
-          if (i < p.tq && jj < p.tk) {
-            float k0, k1;
-            dropoutKeepPair(dropSeed, dropOffset, static_cast<uint64_t>(headRow + i) * p.tk + jj,
-                            p.dropoutP, keepScale, k0, k1);
-            s[4 * nt + 2 * r] *= k0;
-            s[4 * nt + 2 * r + 1] *= k1;
-          }
-        }
-    }
-  };
-  auto packProbabilities = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < N / 16; ++kk)
-#pragma unroll
-      for (int w = 0; w < 4; ++w)
-        pa[kk][w] = pack<T>(s[8 * kk + 2 * w], s[8 * kk + 2 * w + 1]);
+    if (dropout)
+      dropoutProbabilities(s, row0, n0, t, headRowOf(it), p, dropSeed, dropOffset, keepScale);
   };
 
   // An item's rows are complete: its log-sum-exp out, inverse[r] to
@@ -330,7 +309,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
     wgmma::pin(s);
     releaseScored(current, 0, 0);
     softmax(current, 0, alpha, true);
-    packProbabilities();
+    packProbabilities<T>(s, pa);
   }
   int c = 1; // key tiles whose scores have been issued
   // Step j of `it`: the scores of its tile c beside the P V of tile c - 1,
@@ -368,7 +347,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
           o[4 * dt + 2 * r + 1] *= alpha[r];
         }
     }
-    packProbabilities();
+    packProbabilities<T>(s, pa);
     ++c;
   };
   for (;;) {
