@@ -283,6 +283,19 @@ FUSE_DEVICE void dropoutKeepPair(uint64_t seed, uint64_t offset, uint64_t n,
   }
 }
 
+/// A thread's two rows of an accumulator fragment (o[4 dt + 2 r + {0, 1}]
+/// are row r's) scaled by alpha[r]: the online softmax's rescale of O.
+template <int Values>
+FUSE_DEVICE void rescaleRows(float (&o)[Values], const float (&alpha)[2]) {
+#pragma unroll
+  for (int dt = 0; dt < Values / 4; ++dt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      o[4 * dt + 2 * r] *= alpha[r];
+      o[4 * dt + 2 * r + 1] *= alpha[r];
+    }
+}
+
 /// Dropout on a thread's probabilities of one key tile of the forward (an
 /// mma accumulator fragment: rows row0 and row0 + 8, keys n0 + 8 nt + 2t
 /// and + 1), after the row sums (the normaliser is undropped): each score

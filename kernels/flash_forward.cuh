@@ -163,13 +163,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
     softmax(j, alpha);
     wgmma::wait<0>();
     wgmma::pin(o);
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        o[4 * dt + 2 * r] *= alpha[r];
-        o[4 * dt + 2 * r + 1] *= alpha[r];
-      }
+    rescaleRows(o, alpha);
     packProbabilities<T>(s, pa);
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();

@@ -336,17 +336,10 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
     wgmma::pin(o);
     if (releases)
       tma::arrive(smem.vEmpty(stageOf(c - 1)));
-    if (boundary) {
+    if (boundary)
       storeOutput(previous, inverse);
-    } else {
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          o[4 * dt + 2 * r] *= alpha[r];
-          o[4 * dt + 2 * r + 1] *= alpha[r];
-        }
-    }
+    else
+      rescaleRows(o, alpha);
     packProbabilities<T>(s, pa);
     ++c;
   };
