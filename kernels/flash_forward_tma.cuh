@@ -4,9 +4,9 @@
 // The forward of flash_forward.cuh (same semantics, same fragments and
 // online softmax) restructured as FlashAttention-3 is, so that the tensor
 // cores never wait for loads or for a CTA barrier:
-//   - warpgroup 0 is the producer: one thread asks the copy engine for the
-//     Q tile once and then for K and V tiles through kFlashTmaStages shared
-//     buffers each, each buffer guarded by a "full" mbarrier (the copy's
+//   - warpgroup 0 is the producer: one thread asks the copy engine for
+//     each item's Q tile (kFlashTmaQueryBuffers buffers) and then for its K
+//     and V tiles through kFlashTmaStages shared buffers each, each buffer guarded by a "full" mbarrier (the copy's
 //     bytes complete it) and an "empty" one (both consumers arrive when
 //     their products have read it). It keeps 24 registers (setmaxnreg;
 //     its loops stay rolled to fit them).
@@ -23,9 +23,9 @@
 // one's first: the step that issues an item's first Q K^T also issues the
 // previous item's last P V, and that item's output is normalised and
 // written (through a shared tile of its own) while the new scores wait for
-// nothing, so the tensor cores see no gap between items. A grid of one CTA per
-// item (the runtime's grid before it caps it at the multiprocessors) runs
-// the same code one item a CTA.
+// nothing, so the tensor cores see no gap between items. A grid of one CTA
+// per item (the runtime's grid before it caps it at the multiprocessors)
+// runs the same code one item a CTA.
 // q, k and v are read through TensorMaps of their [batch, heads, rows, D]
 // views (dims {D, rows, heads, batch}, box {64, rows of a tile, 1, 1},
 // 128-byte swizzle: the copy engine writes exactly the SwizzledTile layout
