@@ -88,8 +88,8 @@ template <int D> struct FlashForwardTmaLayout {
   }
   /// The key tiles of the item at query row m0. Computed apart from item()
   /// so that without causal masking it folds to a constant (the shapes are
-  /// literals): the loop over key tiles then has a known trip count and no
-  /// edge tests where tk is a multiple of the tile, as in a one-item kernel.
+  /// literals): the loop over key tiles then has a known trip count, as in
+  /// a one-item kernel.
   FUSE_DEVICE static int keyTiles(int m0, const FlashParams &p) {
     const int kvEnd = p.causal ? min(p.tk, m0 + M) : p.tk;
     return (kvEnd + N - 1) / N;
