@@ -2,13 +2,18 @@
 //===- flash_backward.cuh - Flash-attention backward (wgmma) --------------===//
 //
 // Three launches:
-//  1. flashBackwardPreprocess: delta_i = dO_i . O_i (f32) and dqAccum = 0.
+//  1. flashBackwardPreprocess: dqAccum = 0 and the row statistics the
+//     key-tile kernels read, one record of 2 x kFlashBackwardBlockM floats
+//     a query tile (flash::rowStatsOffset): lse in the log2 domain, then
+//     delta_i = dO_i . O_i (f32). Rows past tq, to the tile's end, get lse
+//     +inf and delta 0, so that their probabilities are 0 and every record
+//     is whole: the TMA kernel copies one with a single bulk copy.
 //  2. flashAttentionBackward: one CTA of kFlashBackwardThreads (one
 //     warpgroup) per kFlashBlockN = 64 keys of one kv head; warp w owns keys
 //     16w .. 16w + 15 and keeps their dK and dV rows in f32 wgmma
 //     accumulators. The CTA walks every query tile (kFlashBackwardBlockM
 //     rows) of every query head that reads this kv head (grouped-query
-//     attention), with Q / dO / lse / delta double-buffered through shared
+//     attention), with Q / dO / row statistics double-buffered through shared
 //     memory, and per tile computes, in the transposed (keys x queries)
 //     orientation so that no register tile is transposed:
 //       S^T = K Q^T,  dP^T = V dO^T            (wgmma, both from shared)
@@ -21,8 +26,8 @@
 //                                                by one bulk reduction)
 //     Two CTAs (three at head dim 64) fit on a multiprocessor, so one's
 //     softmax overlaps another's matrix products. lse of a fully masked
-//     row is -inf; it is stored as +inf here so that every probability of
-//     that row is exp(-inf) = 0, like its output. Dropout draws the
+//     row is -inf; the preprocess stores it as +inf so that every
+//     probability of that row is exp(-inf) = 0, like its output. Dropout draws the
 //     forward's Philox mask again (same element indices).
 //  3. flashBackwardConvertDq: dq = T(dqAccum).
 //
@@ -66,14 +71,28 @@ FUSE_DEVICE void bulkWaitRead() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
+/// Float offset of the row-statistics record of query rows m0 .. m0 + M - 1
+/// (m0 a multiple of M, the reading kernel's rows a step) of head
+/// `headBatch` (b x qHeads + h): lse (log2 domain) of the record's rows,
+/// then their delta.
+template <int M>
+FUSE_DEVICE long long rowStatsOffset(const FlashParams &p, int headBatch, int m0) {
+  return (static_cast<long long>(headBatch) * ((p.tq + M - 1) / M) + m0 / M) * (2 * M);
+}
+
 } // namespace flash
 
-template <typename T, int D>
-FUSE_DEVICE void flashBackwardPreprocess(const T *out, const T *dout, float *delta,
-                                         float *dqAccum, const FlashParams &p) {
+/// Grid (ceil(ceil(tq / M) M / kFlashBlockM), qHeads, batch): every row of
+/// every record, padding included. M is the key-tile kernel's query rows a
+/// step (kFlashBackwardBlockM, or flashBackwardTmaBlockM).
+template <typename T, int D, int M>
+FUSE_DEVICE void flashBackwardPreprocess(const T *out, const T *dout, const float *lse,
+                                         float *rowStats, float *dqAccum, const FlashParams &p) {
   constexpr int kChunks = D / 8; // 16-byte chunks per row; a power of 2 <= 32
-  const long long headRow = static_cast<long long>(blockIdx.z * p.qHeads + blockIdx.y) * p.tq;
+  const int headBatch = blockIdx.z * p.qHeads + blockIdx.y;
+  const long long headRow = static_cast<long long>(headBatch) * p.tq;
   const int m0 = blockIdx.x * kFlashBlockM;
+  const int paddedRows = (p.tq + M - 1) / M * M;
 #pragma unroll
   for (int c = threadIdx.x; c < kFlashBlockM * kChunks; c += kFlashThreads) {
     const int row = c / kChunks, chunk = c % kChunks, i = m0 + row;
@@ -95,8 +114,12 @@ FUSE_DEVICE void flashBackwardPreprocess(const T *out, const T *dout, float *del
 #pragma unroll
     for (int o = kChunks / 2; o > 0; o /= 2)
       sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (chunk == 0 && i < p.tq)
-      delta[headRow + i] = sum;
+    if (chunk == 0 && i < paddedRows) {
+      float *record = rowStats + flash::rowStatsOffset<M>(p, headBatch, i - i % M);
+      const float l = i < p.tq ? lse[headRow + i] : -infinity();
+      record[i % M] = l == -infinity() ? infinity() : l * flash::kLog2e;
+      record[M + i % M] = sum;
+    }
   }
 }
 
@@ -126,8 +149,8 @@ template <typename T, int D>
 FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
                                              const T *mask, const long long *seed,
                                              const long long *offset, const T *dout,
-                                             const float *lse, const float *delta,
-                                             float *dqAccum, T *dk, T *dv,
+                                             const float *rowStats, float *dqAccum, T *dk,
+                                             T *dv,
                                              const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
@@ -162,16 +185,14 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
   auto loadQueries = [&](int it, int buf) {
     const int h = kvh * group + it / tilesPerHead;
     const int m0 = mStart + (it % tilesPerHead) * M;
-    const long long row = static_cast<long long>(b * p.qHeads + h) * p.tq + m0;
     wgmma::loadTile<T, M, D, kFlashBackwardThreads>(sQ + 2 * buf * QTile::kBytes,
                                                     q + p.q.at(b, h, m0), p.q.t, p.tq - m0);
     wgmma::loadTile<T, M, D, kFlashBackwardThreads>(
         sQ + (2 * buf + 1) * QTile::kBytes, dout + p.dout.at(b, h, m0), p.dout.t, p.tq - m0);
+    const float *record = rowStats + rowStatsOffset<M>(p, b * p.qHeads + h, m0);
     for (int r = threadIdx.x; r < M; r += kFlashBackwardThreads) {
-      const bool ok = m0 + r < p.tq;
-      const float l = ok ? lse[row + r] : infinity();
-      sLse[buf * M + r] = l == -infinity() ? infinity() : l * kLog2e;
-      sDelta[buf * M + r] = ok ? delta[row + r] : 0.0f;
+      sLse[buf * M + r] = record[r];
+      sDelta[buf * M + r] = record[M + r];
     }
   };
 

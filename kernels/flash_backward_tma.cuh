@@ -6,11 +6,11 @@
 // warpgroups, as flash_forward_tma.cuh does for the forward. One CTA per
 // kFlashBackwardTmaBlockN = 128 keys of one kv head; consumer c owns keys
 // 64c .. 64c + 63 of them and keeps their dK and dV rows in f32
-// accumulators. The producer brings K and V once, then per step the Q and
-// dO tiles of kFlashBackwardBlockM queries (bulk tensor copies, thread 0)
-// and their lse and delta rows (warp 1, which also applies the +inf / log2
-// conventions), through kFlashTmaStages stages guarded by full / empty
-// mbarriers. Per step each consumer computes, keys x queries,
+// accumulators. The producer's thread 0 brings K and V once, then per step
+// the Q and dO tiles of kFlashBackwardBlockM queries (bulk tensor copies)
+// and their row-statistics record (lse in the log2 domain and delta, as
+// flashBackwardPreprocess wrote it: one plain bulk copy), through
+// kFlashTmaStages stages guarded by full / empty mbarriers. Per step each consumer computes, keys x queries,
 //   S^T = K Q^T, dP^T = V dO^T, P^T, dS^T      (as flash_backward.cuh)
 //   dV += (P^T keep) dO, dK += dS^T Q          (A from registers)
 // writes its half of dS^T to shared memory and multiplies dQ = dS K for 64
@@ -36,19 +36,21 @@ namespace fuse {
 
 namespace flash {
 
-/// Shared-memory map of flashAttentionBackwardTma (byte addresses).
-template <int D> struct BackwardTmaLayout {
-  static constexpr int N = kFlashBackwardTmaBlockN, M = kFlashBackwardBlockM,
-                       S = kFlashTmaStages;
+/// Shared-memory map of flashAttentionBackwardTma<T, D, M> (byte addresses).
+template <int D, int M_> struct BackwardTmaLayout {
+  static constexpr int N = kFlashBackwardTmaBlockN, M = M_, S = kFlashTmaStages;
   using KVTile = wgmma::SwizzledTile<N, D>;
   using QTile = wgmma::SwizzledTile<M, D>;
-  using DsTile = wgmma::SwizzledTile<N, M>;
+  /// dS, queries x keys (dQ^T's B operand, keys along the row).
+  using DsTile = wgmma::SwizzledTile<M, N>;
   /// Each consumer's f32 dQ part of a step, staged for the bulk tensor
-  /// reductions: 64 rows x 64 columns as two boxes of 32 columns (128-byte
+  /// reductions: M rows x 64 columns as two boxes of 32 columns (128-byte
   /// rows, 128-byte swizzle: 16-byte chunk c of row r at chunk c ^ (r % 8),
   /// so a warp's fragment stores spread over the banks).
   static constexpr int kDqBoxBytes = M * 32 * 4;
   static constexpr int kDqBytes = 2 * kDqBoxBytes;
+  /// A step's row statistics (flash::rowStatsOffset): lse then delta.
+  static constexpr int kRowStatsBytes = 2 * M * 4;
   uint32_t k, v, q, dout, ds, dq, rows, barriers;
   FUSE_DEVICE explicit BackwardTmaLayout(uint32_t base) {
     k = (base + 1023) & ~1023u;
@@ -57,12 +59,12 @@ template <int D> struct BackwardTmaLayout {
     dout = q + S * QTile::kBytes;        // S stages
     ds = dout + S * QTile::kBytes;       // 2 buffers
     dq = ds + 2 * DsTile::kBytes;        // one per consumer
-    rows = dq + kFlashTmaConsumers * kDqBytes; // lse then delta, M floats each, per stage
-    barriers = rows + S * 2 * M * 4;
+    rows = dq + kFlashTmaConsumers * kDqBytes; // a row-statistics record per stage
+    barriers = rows + S * kRowStatsBytes;
   }
   FUSE_DEVICE uint32_t qStage(int s) const { return q + s * QTile::kBytes; }
   FUSE_DEVICE uint32_t doStage(int s) const { return dout + s * QTile::kBytes; }
-  FUSE_DEVICE uint32_t lseStage(int s) const { return rows + s * 2 * M * 4; }
+  FUSE_DEVICE uint32_t lseStage(int s) const { return rows + s * kRowStatsBytes; }
   FUSE_DEVICE uint32_t deltaStage(int s) const { return lseStage(s) + M * 4; }
   FUSE_DEVICE uint32_t kvFull() const { return barriers; }
   FUSE_DEVICE uint32_t full(int s) const { return barriers + 8 * (1 + s); }
@@ -72,15 +74,15 @@ template <int D> struct BackwardTmaLayout {
 } // namespace flash
 
 /// One consumer warpgroup of flashAttentionBackwardTma.
-template <typename T, int D>
+template <typename T, int D, int M>
 FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int mStart,
                                           int total, const T *mask,
                                           const long long *seed, const long long *offset,
                                           const TensorMap &dqMap, T *dk, T *dv,
                                           const FlashParams &p) {
   using namespace flash;
-  using L = BackwardTmaLayout<D>;
-  constexpr int M = L::M, S = L::S;
+  using L = BackwardTmaLayout<D, M>;
+  constexpr int S = L::S;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const L at(sharedBase);
@@ -177,8 +179,13 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
         st[4 * nt + e] = prob * keep;
       }
 
+    // dS goes to shared memory queries x keys, each 16 x 16 block of the
+    // dS^T fragments stored transposed (stmatrix): lane 8i + j addresses
+    // query row 16 kk + j + 8 (i / 2), keys 8 (i % 2) .. of this warp's 16.
     uint32_t pa[M / 16][4], da[M / 16][4];
-    unsigned char *dsTile = sharedPtr(dsb);
+    const int dsRow = lane % 8 + 8 * (lane / 16);
+    const uint32_t dsChunk = dsb + L::DsTile::chunk(dsRow, (64 * group + 16 * warp) / 8 +
+                                                               (lane / 8) % 2);
 #pragma unroll
     for (int kk = 0; kk < M / 16; ++kk) {
 #pragma unroll
@@ -186,13 +193,9 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
         pa[kk][w] = pack<T>(st[8 * kk + 2 * w], st[8 * kk + 2 * w + 1]);
         da[kk][w] = pack<T>(dpt[8 * kk + 2 * w], dpt[8 * kk + 2 * w + 1]);
       }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = 64 * group + warp * 16 + g + 8 * r;
-        *reinterpret_cast<uint32_t *>(dsTile + L::DsTile::pair(row, kk * 16 + 2 * t)) = da[kk][r];
-        *reinterpret_cast<uint32_t *>(dsTile + L::DsTile::pair(row, kk * 16 + 8 + 2 * t)) =
-            da[kk][2 + r];
-      }
+      // Rows 16 kk on keep row % 8 and the chunk's swizzle.
+      wgmma::storeTransposed(dsChunk + kk * 16 * 128, da[kk][0], da[kk][1], da[kk][2],
+                             da[kk][3]);
     }
     wgmma::asyncProxyFence();
 
@@ -205,13 +208,14 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
       wgmma::Mma<T, D>::template rs<1>(dkAcc, da[kk], wgmma::mnMajor<M, D>(qb, kk * 16), 1);
     wgmma::commit();
 
-    // dQ rows of this step, 64 columns: at head dim 128 consumer c takes
-    // columns 64c .. over all 128 keys, once both halves of dS^T are in
+    // dQ^T of this step (64 of dQ's columns x M query rows, so that a step
+    // of 80 queries still fits wgmma's m64): at head dim 128 consumer c
+    // takes columns 64c .. over all 128 keys, once both halves of dS are in
     // shared memory (the barrier); at 64 each consumer adds the part of its
-    // own 64 keys (its own warpgroup's barrier, twice the reductions).
-    // The barrier also orders this warpgroup's own warps: each wrote 16 rows
-    // of dS^T that the warpgroup's product reads.
-    float acc[32];
+    // own 64 keys (its own warpgroup's barrier, twice the reductions). The
+    // barrier also orders this warpgroup's own warps: each wrote 16 keys of
+    // dS that the warpgroup's product reads.
+    float acc[M / 2];
     // The staged dQ tile is rewritten below: its last reduction must have
     // read it (every thread passes the barrier after the issuer's wait).
     if (leader)
@@ -223,47 +227,42 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
     else
       tma::namedSync<3>(128);
     wgmma::fence();
-    if (D == 128) {
+    {
+      constexpr int kKeys = D == 128 ? L::N : 64;
+      const int key0 = D == 128 ? 0 : 64 * group;
+      const uint32_t kPanel = at.k + (D == 128 ? group * L::KVTile::kPanelBytes : 0);
 #pragma unroll
-      for (int kk = 0; kk < L::N / 16; ++kk)
-        wgmma::Mma<T, 64>::template ss<1, 1>(
-            acc, wgmma::mnMajor<L::N, M>(dsb, kk * 16),
-            wgmma::mnMajor<L::N, D>(at.k + group * L::KVTile::kPanelBytes, kk * 16), kk > 0);
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < 64 / 16; ++kk)
-        wgmma::Mma<T, 64>::template ss<1, 1>(
-            acc, wgmma::mnMajor<L::N, M>(dsb, 64 * group + kk * 16),
-            wgmma::mnMajor<L::N, D>(at.k, 64 * group + kk * 16), kk > 0);
+      for (int kk = 0; kk < kKeys / 16; ++kk)
+        wgmma::Mma<T, M>::template ss<1, 0>(acc, wgmma::mnMajor<L::N, D>(kPanel, key0 + kk * 16),
+                                            wgmma::kMajor<M, L::N>(dsb, 0, key0 + kk * 16),
+                                            kk > 0);
     }
     wgmma::commit();
     wgmma::wait<1>();
     wgmma::pin(dvAcc);
     wgmma::pin(dkAcc);
-    // Q, dO, lse and delta of this stage are no longer read.
+    // Q, dO and the row statistics of this stage are no longer read.
     if (leader)
       tma::arrive(at.empty(s));
     wgmma::wait<0>();
     wgmma::pin(acc);
     {
-      // Column nt * 8 + 2t of row (warp * 16 + g + 8r) sits in box nt / 4,
-      // chunk ((nt % 4) * 2 + t / 2) ^ g of its 128-byte row (row % 8 is g),
-      // 8 bytes in when t is odd. The XOR with g splits into a part fixed
-      // per thread and (32 (nt % 4)) ^ swizzle, recomputed each step: the
-      // swizzle is opaque to the compiler, which would otherwise keep all
-      // sixteen addresses in registers across the loop.
-      uint32_t swizzle = (g & 6) * 16;
-      asm volatile("" : "+r"(swizzle));
-      const uint32_t rowAddress = dqStage + (warp * 16 + g) * 128 +
-                                  (((t / 2) ^ (g & 1)) * 16) + (t % 2) * 8;
+      // acc[4 nt + e] is dQ (query 8 nt + 2t + e % 2, column 16 warp + g +
+      // 8 (e / 2)) of this consumer's 64: box warp / 2, 16-byte chunk
+      // (4 (warp % 2) + g / 4 + 2 (e / 2)) ^ (query % 8) of the query's
+      // 128-byte row, word g % 4. The chunk splits into a part fixed per
+      // thread and (2 (e / 2)) ^ (e % 2), so the stores need no per-element
+      // arithmetic beyond a constant.
+      const uint32_t chunk0 = (4 * (warp % 2) + g / 4) ^ (2 * t);
+      const uint32_t base = dqStage + (warp / 2) * L::kDqBoxBytes + 2 * t * 128 + (g % 4) * 4;
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
+      for (int nt = 0; nt < M / 8; ++nt)
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(
-                           rowAddress + r * 8 * 128 + (nt / 4) * L::kDqBoxBytes +
-                           ((32 * (nt % 4)) ^ swizzle)),
-                       "f"(acc[4 * nt + 2 * r]), "f"(acc[4 * nt + 2 * r + 1])
+        for (int e = 0; e < 4; ++e)
+          asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(
+                           base + (8 * nt + (e & 1)) * 128 +
+                           ((chunk0 ^ (2 * (e >> 1) + (e & 1))) << 4)),
+                       "f"(acc[4 * nt + e])
                        : "memory");
     }
     wgmma::asyncProxyFence();
@@ -296,25 +295,28 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
   }
 }
 
-/// dK, dV of kFlashBackwardTmaBlockN keys and their contributions to dQ.
+/// dK, dV of kFlashBackwardTmaBlockN keys and their contributions to dQ,
+/// M = flashBackwardTmaBlockM(D, causal) query rows a step.
 /// Grid (ceil(tk / kFlashBackwardTmaBlockN), kvHeads, batch),
-/// kFlashTmaThreads threads, flashBackwardTmaSharedBytes(D). q and dout are
-/// read through maps with boxes of kFlashBackwardBlockM rows, k and v with
-/// boxes of kFlashBackwardTmaBlockN rows (dims as flash_forward_tma.cuh's);
-/// dQ contributions are added to the f32 accumulator through dqMap (dims
-/// {D, tq, batch x qHeads}, boxes of 32 x kFlashBackwardBlockM, 128-byte
-/// swizzle: FlashTensorMaps.h's flashDqAccumulatorMap).
-template <typename T, int D>
+/// kFlashTmaThreads threads, flashBackwardTmaSharedBytes(D, M). q and dout
+/// are read through maps with boxes of M rows, k and v with boxes of
+/// kFlashBackwardTmaBlockN rows (dims as flash_forward_tma.cuh's); the row
+/// statistics are flashBackwardPreprocess<T, D, M>'s; dQ contributions are
+/// added to the f32 accumulator through dqMap (dims {D, tq, batch x
+/// qHeads}, boxes of 32 x M, 128-byte swizzle: FlashTensorMaps.h's
+/// flashDqAccumulatorMap).
+template <typename T, int D, int M>
 FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMap &kMap,
                                            const TensorMap &vMap, const TensorMap &doMap,
                                            const TensorMap &dqMap, const T *mask,
                                            const long long *seed, const long long *offset,
-                                           const float *lse, const float *delta, T *dk, T *dv,
+                                           const float *rowStats, T *dk, T *dv,
                                            const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
-  using L = BackwardTmaLayout<D>;
-  constexpr int M = L::M, S = L::S;
+  static_assert(M == 64 || (M == 80 && D == 128), "wgmma n64 or n80; 80 fits at 128 only");
+  using L = BackwardTmaLayout<D, M>;
+  constexpr int S = L::S;
   extern __shared__ __align__(1024) unsigned char fuseFlashShared[];
   const uint32_t sharedBase = sharedAddress(fuseFlashShared);
   const L at(sharedBase);
@@ -329,7 +331,7 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
   if (threadIdx.x == 0) {
     tma::initBarrier(at.kvFull(), 1);
     for (int s = 0; s < S; ++s) {
-      tma::initBarrier(at.full(s), 1 + 32); // the copies' thread and warp 1
+      tma::initBarrier(at.full(s), 1); // the copies' thread
       tma::initBarrier(at.empty(s), kFlashTmaConsumers);
     }
     tma::fenceBarrierInit();
@@ -337,10 +339,11 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
   __syncthreads();
 
   if (threadIdx.x < 128) {
-    // 32, not the forward's 24: warp 1's lse / delta loop spills at 24.
-    // 32 x 128 + 232 x 256 threads fit the 64K registers.
-    tma::lowerRegisters<32>();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // The producer's one thread issues every copy: 24 registers are
+    // plenty, and 24 x 128 + 240 x 256 is the 168 x 384 the CTA was
+    // launched with (setmaxnreg.inc waits for registers the group's
+    // decrements released, so asking for more never returns).
+    tma::lowerRegisters<24>();
     if (threadIdx.x == 0) {
       tma::expectBytes(at.kvFull(), 2 * L::KVTile::kBytes);
 #pragma unroll
@@ -350,11 +353,24 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
         tma::load4d(at.v + panel * L::KVTile::kPanelBytes, vMap, at.kvFull(), panel * 64, n0,
                     kvh, b);
       }
-      for (int it = 0; it < total; ++it) {
-        const int s = it % S, h = kvh * headGroup + it / tilesPerHead;
-        const int m0 = mStart + (it % tilesPerHead) * M;
+      // Running pointers, no divisions in the loop: the producer has 24
+      // registers.
+      const long long headStride = static_cast<long long>((p.tq + M - 1) / M) * 2 * M;
+      const float *headStats = rowStats + rowStatsOffset<M>(p, b * p.qHeads + kvh * headGroup,
+                                                            mStart);
+      const float *record = headStats;
+      int h = kvh * headGroup, m0 = mStart;
+#pragma unroll 1
+      for (int it = 0; it < total; ++it, m0 += M, record += 2 * M) {
+        if (m0 >= p.tq) {
+          m0 = mStart;
+          ++h;
+          headStats += headStride;
+          record = headStats;
+        }
+        const int s = it % S;
         tma::wait(at.empty(s), ((it / S) & 1) ^ 1);
-        tma::expectBytes(at.full(s), 2 * L::QTile::kBytes);
+        tma::expectBytes(at.full(s), 2 * L::QTile::kBytes + L::kRowStatsBytes);
 #pragma unroll
         for (int panel = 0; panel < D / 64; ++panel) {
           tma::load4d(at.qStage(s) + panel * L::QTile::kPanelBytes, qMap, at.full(s),
@@ -362,31 +378,12 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
           tma::load4d(at.doStage(s) + panel * L::QTile::kPanelBytes, doMap, at.full(s),
                       panel * 64, m0, h, b);
         }
-      }
-    } else if (warp == 1) {
-      // lse in the log2 domain (-inf, a fully masked row, as +inf so that
-      // its probabilities are 0) and delta; rows past tq get +inf and 0.
-      for (int it = 0; it < total; ++it) {
-        const int s = it % S, h = kvh * headGroup + it / tilesPerHead;
-        const int m0 = mStart + (it % tilesPerHead) * M;
-        const long long row = static_cast<long long>(b * p.qHeads + h) * p.tq + m0;
-        tma::wait(at.empty(s), ((it / S) & 1) ^ 1);
-        float *sLse = reinterpret_cast<float *>(fuseFlashShared + (at.lseStage(s) - sharedBase));
-        float *sDelta =
-            reinterpret_cast<float *>(fuseFlashShared + (at.deltaStage(s) - sharedBase));
-#pragma unroll
-        for (int r = lane; r < M; r += 32) {
-          const bool ok = m0 + r < p.tq;
-          const float l = ok ? lse[row + r] : infinity();
-          sLse[r] = l == -infinity() ? infinity() : l * kLog2e;
-          sDelta[r] = ok ? delta[row + r] : 0.0f;
-        }
-        tma::arrive(at.full(s));
+        tma::loadBulk(at.lseStage(s), record, L::kRowStatsBytes, at.full(s));
       }
     }
   } else {
-    tma::raiseRegisters<232>();
-    flashBackwardTmaConsumer<T, D>(threadIdx.x / 128 - 1, n0, kvh, b, mStart, total, mask,
+    tma::raiseRegisters<240>();
+    flashBackwardTmaConsumer<T, D, M>(threadIdx.x / 128 - 1, n0, kvh, b, mStart, total, mask,
                                    seed, offset, dqMap, dk, dv, p);
   }
 }

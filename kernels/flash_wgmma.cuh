@@ -96,6 +96,17 @@ FUSE_DEVICE uint64_t mnMajor(uint32_t tile, int k0) {
   return descriptor(tile + k0 * 128, SwizzledTile<Rows, D>::kPanelBytes, 1024);
 }
 
+/// Stores four 8 x 8 16-bit matrices held in mma.sync's fragment layout
+/// (word w of each thread is matrix w), each transposed: lane 8i + j gives
+/// the shared address of row j of transposed matrix i (16 bytes).
+FUSE_DEVICE void storeTransposed(uint32_t address, uint32_t m0, uint32_t m1, uint32_t m2,
+                                 uint32_t m3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   address),
+               "r"(m0), "r"(m1), "r"(m2), "r"(m3)
+               : "memory");
+}
+
 FUSE_DEVICE void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 FUSE_DEVICE void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int Pending> FUSE_DEVICE void wait() {
@@ -119,6 +130,10 @@ template <typename T, int N> struct Mma;
 #define FUSE_WGMMA_D32                                                                \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, " \
   "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FUSE_WGMMA_D40                                                                \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, " \
+  "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "  \
+  "%34, %35, %36, %37, %38, %39}"
 #define FUSE_WGMMA_D64                                                                 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "  \
   "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "   \
@@ -129,6 +144,7 @@ template <typename T, int N> struct Mma;
       "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define FUSE_WGMMA_OUT32                                                              \
   FUSE_WGMMA_OUT8(0), FUSE_WGMMA_OUT8(8), FUSE_WGMMA_OUT8(16), FUSE_WGMMA_OUT8(24)
+#define FUSE_WGMMA_OUT40 FUSE_WGMMA_OUT32, FUSE_WGMMA_OUT8(32)
 #define FUSE_WGMMA_OUT64                                                              \
   FUSE_WGMMA_OUT32, FUSE_WGMMA_OUT8(32), FUSE_WGMMA_OUT8(40), FUSE_WGMMA_OUT8(48),    \
       FUSE_WGMMA_OUT8(56)
@@ -165,6 +181,8 @@ template <typename T, int N> struct Mma;
 #define FUSE_WGMMA_DEFINE_TYPE(CType, PtxType)                                         \
   FUSE_WGMMA_DEFINE(CType, PtxType, 64, FUSE_WGMMA_D32, FUSE_WGMMA_OUT32, "%32",       \
                     "%33", "%34", "%35", "%36", "%37", "%38")                          \
+  FUSE_WGMMA_DEFINE(CType, PtxType, 80, FUSE_WGMMA_D40, FUSE_WGMMA_OUT40, "%40",       \
+                    "%41", "%42", "%43", "%44", "%45", "%46")                          \
   FUSE_WGMMA_DEFINE(CType, PtxType, 128, FUSE_WGMMA_D64, FUSE_WGMMA_OUT64, "%64",      \
                     "%65", "%66", "%67", "%68", "%69", "%70")
 
@@ -174,9 +192,11 @@ FUSE_WGMMA_DEFINE_TYPE(f16, "f16")
 #undef FUSE_WGMMA_DEFINE_TYPE
 #undef FUSE_WGMMA_DEFINE
 #undef FUSE_WGMMA_OUT64
+#undef FUSE_WGMMA_OUT40
 #undef FUSE_WGMMA_OUT32
 #undef FUSE_WGMMA_OUT8
 #undef FUSE_WGMMA_D64
+#undef FUSE_WGMMA_D40
 #undef FUSE_WGMMA_D32
 
 } // namespace wgmma

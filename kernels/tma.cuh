@@ -3,7 +3,8 @@
 //
 // sm_90's asynchronous pipeline pieces for kernels where one thread loads
 // tiles and other warpgroups consume them:
-//   - tensor copies (`cp.async.bulk.tensor`, and `cp.reduce.async.bulk.tensor`
+//   - tensor copies (`cp.async.bulk.tensor`; `cp.async.bulk` for a plain
+//     contiguous block, and `cp.reduce.async.bulk.tensor`
 //     the other way, adding into global memory): one thread asks the copy
 //     engine for a whole box of a tensor (coordinates in elements, innermost
 //     first, as the TensorMap was encoded); rows outside the tensor arrive
@@ -70,6 +71,17 @@ FUSE_DEVICE void load4d(uint32_t destination, const TensorMap &map, uint32_t bar
                " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(destination),
                "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
                "r"(barrier)
+               : "memory");
+}
+
+/// bytes (a multiple of 16; both addresses 16-byte aligned) of global
+/// memory from `source` into shared `destination`, completing `barrier`'s
+/// transaction bytes: a plain bulk copy, no tensor map.
+FUSE_DEVICE void loadBulk(uint32_t destination, const void *source, uint32_t bytes,
+                          uint32_t barrier) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];\n" ::"r"(destination),
+               "l"(reinterpret_cast<uint64_t>(source)), "r"(bytes), "r"(barrier)
                : "memory");
 }
 

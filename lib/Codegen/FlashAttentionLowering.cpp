@@ -78,6 +78,12 @@ std::string paramsLiteral(const FlashCall &call) {
 std::string templateArgs(const FlashCall &call) {
   return "<" + storageType(call.dtype) + ", " + std::to_string(call.headDim) + ">";
 }
+/// With the backward's query rows a step (the preprocess writes records of
+/// that many rows; the TMA kernel steps by it).
+std::string templateArgs(const FlashCall &call, int blockM) {
+  return "<" + storageType(call.dtype) + ", " + std::to_string(call.headDim) + ", " +
+         std::to_string(blockM) + ">";
+}
 
 /// One launch of a flash device function with the given parameters.
 /// `minBlocks` is __launch_bounds__' minimum blocks a multiprocessor (0:
@@ -255,12 +261,18 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     return true;
   }
 
-  // Backward: dout and the forward's log-sum-exp come first.
-  std::string dout = tma ? std::string() : params.add("dout", call.dtype, true, operands[0]);
-  std::string lse = add("lse", backward.getLogsumexp(), true);
-  if (lse.empty())
+  // Backward: the preprocess turns the forward's log-sum-exp and dO . O into
+  // the row statistics the key-tile kernel reads (flash::rowStatsOffset).
+  BufferRef lseRef;
+  if (std::optional<BufferRef> ref = outer(backward.getLogsumexp()))
+    lseRef = *ref;
+  else
     return attention->emitError() << "attention operands must be in memory";
-  BufferRef delta = context.workspace(rows * 4);
+  std::string dout = tma ? std::string() : params.add("dout", call.dtype, true, operands[0]);
+  const int blockM =
+      tma ? flashBackwardTmaBlockM(call.headDim, call.causal) : kFlashBackwardBlockM;
+  BufferRef rowStats =
+      context.workspace(flashRowStatsBytes(call.batch * call.qHeads, call.tq, blockM));
   BufferRef accumulator = context.workspace(rows * call.headDim * 4);
   std::array<uint32_t, 3> queryGrid{tiles(call.tq, kFlashBlockM),
                                     static_cast<uint32_t>(call.qHeads),
@@ -269,38 +281,44 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     KernelParams pre;
     std::string o = pre.add("o", call.dtype, true, operands[4]);
     std::string d = pre.add("dout", call.dtype, true, operands[0]);
-    std::string dl = pre.add("delta", DType::F32, false, delta);
+    std::string l = pre.add("lse", DType::F32, true, lseRef);
+    std::string rs = pre.add("row_stats", DType::F32, false, rowStats);
     std::string acc = pre.add("dq_accum", DType::F32, false, accumulator);
+    // Every row of every record, the padding of the last one included.
+    const std::array<uint32_t, 3> recordGrid{
+        tiles(static_cast<int64_t>(tiles(call.tq, blockM)) * blockM, kFlashBlockM),
+        queryGrid[1], queryGrid[2]};
     addFlashLaunch(context, "flash_backward_preprocess", pre,
-                   "fuse::flashBackwardPreprocess" + templateArgs(call) + "(" + o +
-                       ", " + d + ", " + dl + ", " + acc + ", p)",
-                   call, queryGrid, kFlashThreads, 0, 0, "delta of " + label, 0.0,
-                   static_cast<double>(rows) * (call.headDim * 2 * 2 + 4));
+                   "fuse::flashBackwardPreprocess" + templateArgs(call, blockM) + "(" + o +
+                       ", " + d + ", " + l + ", " + rs + ", " + acc + ", p)",
+                   call, recordGrid, kFlashThreads, 0, 0, "delta of " + label, 0.0,
+                   static_cast<double>(rows) * (call.headDim * 2 * 2 + 4 + 8));
   }
-  std::string dl = params.add("delta", DType::F32, true, delta);
+  std::string rs = params.add("row_stats", DType::F32, true, rowStats);
   // The TMA kernel adds to the dQ accumulator through a tensor map.
   std::string acc =
       tma ? std::string() : params.add("dq_accum", DType::F32, false, accumulator);
   std::string dk = params.add("dk", call.dtype, false, results[1]);
   std::string dv = params.add("dv", call.dtype, false, results[2]);
   const std::string tail = mask + ", " + seed + ", " + offset + ", " +
-                           (tma ? "" : dout + ", ") + lse + ", " + dl + ", " +
-                           (tma ? "" : acc + ", ") + dk + ", " + dv + ", p)";
+                           (tma ? "" : dout + ", ") + rs + ", " + (tma ? "" : acc + ", ") +
+                           dk + ", " + dv + ", p)";
   if (tma) {
-    std::string qm = params.addTensorMap("q_map", operandMap(1, kFlashBackwardBlockM));
+    std::string qm = params.addTensorMap("q_map", operandMap(1, blockM));
     std::string km = params.addTensorMap("k_map", operandMap(2, kFlashBackwardTmaBlockN));
     std::string vm = params.addTensorMap("v_map", operandMap(3, kFlashBackwardTmaBlockN));
-    std::string dm = params.addTensorMap("dout_map", operandMap(0, kFlashBackwardBlockM));
+    std::string dm = params.addTensorMap("dout_map", operandMap(0, blockM));
     std::string am = params.addTensorMap(
         "dq_accum_map", flashDqAccumulatorMap(accumulator, call.batch, call.qHeads, call.tq,
-                                              call.headDim, kFlashBackwardBlockM));
+                                              call.headDim, blockM));
     addFlashLaunch(context, "flash_backward", params,
-                   "fuse::flashAttentionBackwardTma" + templateArgs(call) + "(" + qm + ", " +
+                   "fuse::flashAttentionBackwardTma" + templateArgs(call, blockM) + "(" + qm +
+                       ", " +
                        km + ", " + vm + ", " + dm + ", " + am + ", " + tail,
                    call, {tiles(call.tk, kFlashBackwardTmaBlockN),
                           static_cast<uint32_t>(call.kvHeads),
                           static_cast<uint32_t>(call.batch)},
-                   kFlashTmaThreads, 1, flashBackwardTmaSharedBytes(call.headDim), label,
+                   kFlashTmaThreads, 1, flashBackwardTmaSharedBytes(call.headDim, blockM), label,
                    2.5 * fwdFlops, stepCost(fusion).second);
   } else {
     addFlashLaunch(context, "flash_backward", params,

@@ -182,17 +182,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_fwd_tma(
 extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_bwd_tma(
     const __grid_constant__ fuse::TensorMap q, const __grid_constant__ fuse::TensorMap k,
     const __grid_constant__ fuse::TensorMap v, const __grid_constant__ fuse::TensorMap d,
-    const __grid_constant__ fuse::TensorMap a, const float *l, const float *dl,
-    fuse::bf16 *dk, fuse::bf16 *dv, fuse::FlashParams p) {
-  fuse::flashAttentionBackwardTma<fuse::bf16, 64>(q, k, v, d, a, nullptr, nullptr, nullptr, l,
-                                                  dl, dk, dv, p);
+    const __grid_constant__ fuse::TensorMap a, const float *s, fuse::bf16 *dk,
+    fuse::bf16 *dv, fuse::FlashParams p) {
+  fuse::flashAttentionBackwardTma<fuse::bf16, 64, 64>(q, k, v, d, a, nullptr, nullptr, nullptr, s,
+                                                  dk, dv, p);
 }
 )cu"},
       {"flash_backward.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(256) fuse_test_flash_bwd(
-    const fuse::f16 *o, const fuse::f16 *d, float *dl, float *a,
+    const fuse::f16 *o, const fuse::f16 *d, const float *l, float *s, float *a,
     fuse::f16 *dq, fuse::FlashParams p) {
-  fuse::flashBackwardPreprocess<fuse::f16, 64>(o, d, dl, a, p);
+  fuse::flashBackwardPreprocess<fuse::f16, 64, 64>(o, d, l, s, a, p);
   fuse::flashBackwardConvertDq<fuse::f16, 64>(a, dq, p);
 }
 )cu"},

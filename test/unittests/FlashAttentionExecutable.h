@@ -70,7 +70,6 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   const std::string targs = "<" + t + ", " + std::to_string(c.headDim) + ">";
   const int64_t qElems = int64_t(c.batch) * c.qHeads * c.tq * c.headDim;
   const int64_t kvElems = int64_t(c.batch) * c.kvHeads * c.tk * c.headDim;
-  const int64_t rows = int64_t(c.batch) * c.qHeads * c.tq;
   const bool hasMask = c.mask != FlashMask::None;
   const int64_t B = c.batch, H = c.qHeads, KVH = c.kvHeads, TQ = c.tq, TK = c.tk,
                 D = c.headDim;
@@ -93,9 +92,15 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
     exe.outputs.push_back({"dk", c.dtype, {B, KVH, TK, D}});
     exe.outputs.push_back({"dv", c.dtype, {B, KVH, TK, D}});
   }
-  // Arena: delta (f32 per row), then dqAccum (f32 like q), 256-aligned.
-  const int64_t deltaBytes = (rows * 4 + 255) / 256 * 256;
-  exe.arenaBytes = deltaBytes + qElems * 4 + 256;
+  // Arena: the row statistics (flashRowStatsBytes), then dqAccum (f32 like
+  // q), 256-aligned.
+  // The backward's query rows a step, as the code generator picks them.
+  const int blockM =
+      c.tmaBackward ? flashBackwardTmaBlockM(c.headDim, c.causal) : kFlashBackwardBlockM;
+  const std::string bargs =
+      "<" + t + ", " + std::to_string(c.headDim) + ", " + std::to_string(blockM) + ">";
+  const int64_t statsBytes = (flashRowStatsBytes(B * H, TQ, blockM) + 255) / 256 * 256;
+  exe.arenaBytes = statsBytes + qElems * 4 + 256;
   (void)kvElems;
   // The runtime pastes exactly the files a kernel names: the whole closure.
   for (const std::string &name : helperClosure({"flash_attention.cuh"}))
@@ -178,31 +183,35 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
 
   const std::string fwdBounds = std::to_string(kFlashThreads);
   kernel("flash_pre", fwdBounds,
-         "const " + t + " *out, const " + t + " *dout, float *delta, float *acc",
-         "fuse::flashBackwardPreprocess" + targs + "(out, dout, delta, acc, p)");
+         "const " + t + " *out, const " + t + " *dout, const float *lse, float *stats, float *acc",
+         "fuse::flashBackwardPreprocess" + bargs + "(out, dout, lse, stats, acc, p)");
   // The TMA kernel adds to dQ's accumulator through a map, not a pointer.
   const std::string dkdv = ", " + t + " *dk, " + t + " *dv";
   if (c.tmaBackward)
     kernel("flash_bwd", tmaBounds,
            "const long long *seed, const long long *offset" + maskParam +
-               ", const float *lse, const float *delta" + dkdv + mapParams +
+               ", const float *stats" + dkdv + mapParams +
                ", const __grid_constant__ fuse::TensorMap doMap, "
                "const __grid_constant__ fuse::TensorMap accMap",
-           "fuse::flashAttentionBackwardTma" + targs + "(qMap, kMap, vMap, doMap, accMap, " +
-               maskArg + ", seed, offset, lse, delta, dk, dv, p)");
+           "fuse::flashAttentionBackwardTma" + bargs + "(qMap, kMap, vMap, doMap, accMap, " +
+               maskArg + ", seed, offset, stats, dk, dv, p)");
   else
     kernel("flash_bwd", std::to_string(kFlashBackwardThreads),
            "const " + t + " *q, const " + t + " *k, const " + t +
                " *v, const long long *seed, const long long *offset" + maskParam +
-               ", const " + t + " *dout, const float *lse, const float *delta, float *acc" +
+               ", const " + t + " *dout, const float *stats, float *acc" +
                dkdv,
            "fuse::flashAttentionBackward" + targs + "(q, k, v, " + maskArg +
-               ", seed, offset, dout, lse, delta, acc, dk, dv, p)");
+               ", seed, offset, dout, stats, acc, dk, dv, p)");
   kernel("flash_dq", fwdBounds, "const float *acc, " + t + " *dq",
          "fuse::flashBackwardConvertDq" + targs + "(acc, dq, p)");
-  const BufferRef delta = BufferRef::arena(0), acc = BufferRef::arena(deltaBytes);
-  exe.launches.push_back({1, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
-                          {BufferRef::output(0), BufferRef::input(3), delta, acc}});
+  const BufferRef stats = BufferRef::arena(0), acc = BufferRef::arena(statsBytes);
+  const std::array<uint32_t, 3> recordGrid{
+      flashTiles(int64_t(flashTiles(c.tq, blockM)) * blockM, kFlashBlockM), queryGrid[1],
+      queryGrid[2]};
+  exe.launches.push_back({1, recordGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
+                          {BufferRef::output(0), BufferRef::input(3), BufferRef::output(1),
+                           stats, acc}});
   std::vector<BufferRef> bwdArgs;
   if (!c.tmaBackward)
     bwdArgs = {BufferRef::input(0), BufferRef::input(1), BufferRef::input(2)};
@@ -212,8 +221,7 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
     bwdArgs.push_back(BufferRef::input(6));
   if (!c.tmaBackward)
     bwdArgs.push_back(BufferRef::input(3));
-  bwdArgs.push_back(BufferRef::output(1));
-  bwdArgs.push_back(delta);
+  bwdArgs.push_back(stats);
   if (!c.tmaBackward)
     bwdArgs.push_back(acc);
   bwdArgs.push_back(BufferRef::output(3));
@@ -223,11 +231,11 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                         {flashTiles(c.tk, kFlashBackwardTmaBlockN), uint32_t(c.kvHeads),
                          uint32_t(c.batch)},
                         {uint32_t(kFlashTmaThreads), 1, 1},
-                        uint32_t(flashBackwardTmaSharedBytes(c.headDim)),
+                        uint32_t(flashBackwardTmaSharedBytes(c.headDim, blockM)),
                         bwdArgs};
-    launch.tensorMaps = {map(0, kFlashBackwardBlockM), map(1, kFlashBackwardTmaBlockN),
-                         map(2, kFlashBackwardTmaBlockN), map(3, kFlashBackwardBlockM),
-                         flashDqAccumulatorMap(acc, B, H, TQ, D, kFlashBackwardBlockM)};
+    launch.tensorMaps = {map(0, blockM), map(1, kFlashBackwardTmaBlockN),
+                         map(2, kFlashBackwardTmaBlockN), map(3, blockM),
+                         flashDqAccumulatorMap(acc, B, H, TQ, D, blockM)};
     exe.launches.push_back(launch);
   } else {
     exe.launches.push_back({2,

@@ -51,6 +51,30 @@ std::string tmaForward(const std::string &targs, const std::string &t, const std
          ", seed, offset, out, lse, literal);\n}\n";
 }
 
+/// A TMA backward kernel `name` with `blockM` query rows a step, whose
+/// FlashParams is `literal`, and the preprocess writing its row records.
+std::string tmaBackward(const std::string &t, int d, const std::string &name,
+                        const std::string &literal, int blockM) {
+  const std::string bargs =
+      "<" + t + ", " + std::to_string(d) + ", " + std::to_string(blockM) + ">";
+  return "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashThreads) " + name +
+         "_pre(const " + t + " *out, const " + t +
+         " *dout, const float *lse, float *stats, float *acc, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardPreprocess" + bargs + "(out, dout, lse, stats, acc, p);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) " + name +
+         "(const " + t +
+         " *mask, const long long *seed, const long long *offset, const float *stats, " + t +
+         " *dk, " + t +
+         " *dv, "
+         "const __grid_constant__ fuse::TensorMap qMap, "
+         "const __grid_constant__ fuse::TensorMap kMap, "
+         "const __grid_constant__ fuse::TensorMap vMap, "
+         "const __grid_constant__ fuse::TensorMap doMap, "
+         "const __grid_constant__ fuse::TensorMap accMap) {\n" +
+         literal + "  fuse::flashAttentionBackwardTma" + bargs +
+         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, stats, dk, dv, literal);\n}\n";
+}
+
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
   const std::string dropout = d == 128 ? "0.0f" : "0.1f";
   const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
@@ -71,35 +95,24 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
                     paramsLiteral("literal", d, true, "0.0f"), "nullptr") +
          "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
          " *out, const " + t +
-         " *dout, float *delta, float *acc, fuse::FlashParams p) {\n"
-         "  fuse::flashBackwardPreprocess" +
-         targs +
-         "(out, dout, delta, acc, p);\n}\n"
+         " *dout, const float *lse, float *stats, float *acc, fuse::FlashParams p) {\n"
+         "  fuse::flashBackwardPreprocess<" + t + ", " + std::to_string(d) +
+         ", fuse::kFlashBackwardBlockM>(out, dout, lse, stats, acc, p);\n}\n"
          "extern \"C\" __global__ void " +
          bwdBounds + "flash_bwd_" + tag + "(const " + t + " *q, const " + t + " *k, const " + t +
          " *v, const " + t + " *mask, const long long *seed, const long long *offset, const " + t +
-         " *dout, const float *lse, const float *delta, float *acc, " + t + " *dk, " + t +
+         " *dout, const float *stats, float *acc, " + t + " *dk, " + t +
          " *dv, fuse::FlashParams p) {\n"
          "  fuse::flashAttentionBackward" +
          targs +
-         "(q, k, v, mask, seed, offset, dout, lse, delta, acc, dk, dv, p);\n}\n"
-         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) "
-         "flash_bwd_tma_" +
-         tag + "(const " + t +
-         " *mask, const long long *seed, const long long *offset, const float *lse, "
-         "const float *delta, " +
-         t + " *dk, " + t +
-         " *dv, "
-         "const __grid_constant__ fuse::TensorMap qMap, "
-         "const __grid_constant__ fuse::TensorMap kMap, "
-         "const __grid_constant__ fuse::TensorMap vMap, "
-         "const __grid_constant__ fuse::TensorMap doMap, "
-         "const __grid_constant__ fuse::TensorMap accMap, fuse::FlashParams p) {\n" +
-         // Dropout at head dim 64 only (flashBackwardUsesTma).
-         paramsLiteral("literal", d, true, dropout) +
-         "  fuse::flashAttentionBackwardTma" + targs +
-         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, lse, delta, dk, dv, "
-         "literal);\n}\n"
+         "(q, k, v, mask, seed, offset, dout, stats, acc, dk, dv, p);\n}\n" +
+         // The TMA backward as the code generator uses it
+         // (flashBackwardUsesTma, flashBackwardTmaBlockM): causal with
+         // dropout at head dim 64 only; not causal, with a mask.
+         tmaBackward(t, d, "flash_bwd_tma_causal_" + tag, paramsLiteral("literal", d, true, dropout),
+                     flashBackwardTmaBlockM(d, true)) +
+         tmaBackward(t, d, "flash_bwd_tma_" + tag, paramsLiteral("literal", d, false, "0.0f"),
+                     flashBackwardTmaBlockM(d, false)) +
          "extern \"C\" __global__ void " +
          fwdBounds + "flash_dq_" + tag + "(const float *acc, " + t +
          " *dq, fuse::FlashParams p) {\n"
@@ -130,8 +143,15 @@ std::string constantChecks() {
     check("fuse::flashBackwardSharedBytes(" + std::to_string(d) + ")", flashBackwardSharedBytes(d));
     check("fuse::flashForwardTmaSharedBytes(" + std::to_string(d) + ")",
           flashForwardTmaSharedBytes(d));
-    check("fuse::flashBackwardTmaSharedBytes(" + std::to_string(d) + ")",
-          flashBackwardTmaSharedBytes(d));
+    for (bool causal : {false, true}) {
+      const int m = flashBackwardTmaBlockM(d, causal);
+      check("fuse::flashBackwardTmaBlockM(" + std::to_string(d) + ", " +
+                (causal ? "true" : "false") + ")",
+            m);
+      check("fuse::flashBackwardTmaSharedBytes(" + std::to_string(d) + ", " +
+                std::to_string(m) + ")",
+            flashBackwardTmaSharedBytes(d, m));
+    }
   }
   return s;
 }
@@ -151,7 +171,7 @@ TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
   EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashBackwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashForwardTmaSharedBytes(128), 227 * 1024);
-  EXPECT_LE(flashBackwardTmaSharedBytes(128), 227 * 1024);
+  EXPECT_LE(flashBackwardTmaSharedBytes(128, flashBackwardTmaBlockM(128, false)), 227 * 1024);
 }
 
 TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
@@ -163,7 +183,9 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
   fuse::runtime::StatusOr<fuse::runtime::CompiledModule> module =
       fuse::runtime::compileWithNvrtc(source, "flash_all", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_EQ(module->kernels.size(), 28u) << module->log;
+  // Per type and head dim: 3 forwards, the cp.async preprocess and backward,
+  // 2 TMA backwards with their preprocesses, the dQ conversion.
+  ASSERT_EQ(module->kernels.size(), 40u) << module->log;
   for (const fuse::runtime::KernelResources &kernel : module->kernels) {
     EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
     EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;

@@ -59,16 +59,27 @@ constexpr unsigned kFlashForwardTmaPersistentBlocks = 1;
 /// 64 for each consumer.
 constexpr int kFlashBackwardTmaBlockN = 128;
 
-/// Its dynamic shared memory: K and V tiles, the Q and dO stages, two dS^T
-/// buffers, each consumer's f32 dQ staging (64 rows of 64 floats), the lse
-/// and delta stages, 1 KiB to align and the mbarriers (K / V full; full
-/// and empty per stage). 198,696 bytes at head dim 128.
-constexpr int flashBackwardTmaSharedBytes(int headDim) {
-  return 2 * kFlashBackwardTmaBlockN * headDim * 2 +
-         2 * kFlashTmaStages * kFlashBackwardBlockM * headDim * 2 +
-         2 * kFlashBackwardTmaBlockN * kFlashBackwardBlockM * 2 +
-         kFlashTmaConsumers * kFlashBackwardBlockM * 64 * 4 +
-         kFlashTmaStages * 2 * kFlashBackwardBlockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
+/// Its query rows per step: 80 at head dim 128 without causal masking, 64
+/// otherwise. A step's products are a quarter longer at 80 for the same
+/// waits, barriers and dQ reductions a step, and the S^T and dP^T products
+/// (n = query rows) read fewer shared bytes per flop; causal key tiles cut
+/// at a 64-row step boundary, so 64 wastes less on the diagonal there
+/// (FlashAttention-3 chooses the same). 80 x 2 stages fit only at 128's
+/// budget because the dS and dQ staging tiles scale with it too.
+constexpr int flashBackwardTmaBlockM(int headDim, bool causal) {
+  return headDim == 128 && !causal ? 80 : 64;
+}
+
+/// Its dynamic shared memory at `blockM` query rows a step: K and V tiles,
+/// the Q and dO stages, two dS buffers, each consumer's f32 dQ staging
+/// (blockM rows of 64 floats), the row-statistics stages, 1 KiB to align
+/// and the mbarriers (K / V full; full and empty per stage). 198,696 bytes
+/// at head dim 128 and 64 rows, 231,720 at 80 (of the 232,448 a CTA may
+/// have).
+constexpr int flashBackwardTmaSharedBytes(int headDim, int blockM) {
+  return 2 * kFlashBackwardTmaBlockN * headDim * 2 + 2 * kFlashTmaStages * blockM * headDim * 2 +
+         2 * kFlashBackwardTmaBlockN * blockM * 2 + kFlashTmaConsumers * blockM * 64 * 4 +
+         kFlashTmaStages * 2 * blockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
 }
 
 /// Which forward and backward key-tile kernel the code generator runs where
@@ -84,6 +95,13 @@ constexpr bool flashForwardUsesTma(int headDim, bool mask, bool dropout) {
 }
 constexpr bool flashBackwardUsesTma(int headDim, bool dropout) {
   return headDim == 64 || (headDim == 128 && !dropout);
+}
+
+/// Bytes of the backward's row statistics (flash::rowStatsOffset) in
+/// records of `blockM` rows: per head, lse and delta for its query rows
+/// rounded up to whole records.
+constexpr long long flashRowStatsBytes(long long heads, long long tq, int blockM) {
+  return heads * ((tq + blockM - 1) / blockM) * blockM * 2 * 4;
 }
 
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
