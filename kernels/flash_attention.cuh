@@ -7,8 +7,11 @@
 //
 //   flashAttentionForward<T, D>   grid (ceil(tq / kFlashBlockM), qHeads, batch),
 //                                 kFlashThreads, flashForwardSharedBytes(D)
-//   flashBackwardPreprocess<T, D> grid (ceil(tq / kFlashBlockM), qHeads, batch),
-//                                 kFlashThreads, no shared memory
+//   flashBackwardPreprocess<T, D, M>
+//                                 grid (ceil(ceil(tq / M) M / kFlashBlockM), qHeads,
+//                                 batch), kFlashThreads, no shared memory; M is
+//                                 the key-tile kernel's query rows a step
+//                                 (kFlashBackwardBlockM, flashBackwardTmaBlockM)
 //   flashAttentionBackward<T, D>  grid (ceil(tk / kFlashBlockN), kvHeads, batch),
 //                                 kFlashBackwardThreads, flashBackwardSharedBytes(D)
 //   flashBackwardConvertDq<T, D>  as the preprocess
@@ -23,10 +26,12 @@
 //                                    persistentBlocksPerMultiprocessor), or one
 //                                    CTA per item; kFlashTmaThreads,
 //                                    flashForwardTmaSharedBytes(D)
-//   flashAttentionBackwardTma<T, D>  grid (ceil(tk / kFlashBackwardTmaBlockN),
-//                                    kvHeads, batch), kFlashTmaThreads,
-//                                    flashBackwardTmaSharedBytes(D), between the
-//                                    same preprocess and dQ conversion
+//   flashAttentionBackwardTma<T, D, M>
+//                                    M = flashBackwardTmaBlockM(D, causal); grid
+//                                    (ceil(tk / kFlashBackwardTmaBlockN), kvHeads,
+//                                    batch), kFlashTmaThreads,
+//                                    flashBackwardTmaSharedBytes(D, M), between
+//                                    the preprocess (same M) and dQ conversion
 //
 // T is fuse::bf16 or fuse::f16, D is 64 or 128. Wrapper kernels should
 // carry __launch_bounds__ of their block size (the TMA kernels with a

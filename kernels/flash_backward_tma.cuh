@@ -6,26 +6,34 @@
 // warpgroups, as flash_forward_tma.cuh does for the forward. One CTA per
 // kFlashBackwardTmaBlockN = 128 keys of one kv head; consumer c owns keys
 // 64c .. 64c + 63 of them and keeps their dK and dV rows in f32
-// accumulators. The producer's thread 0 brings K and V once, then per step
-// the Q and dO tiles of kFlashBackwardBlockM queries (bulk tensor copies)
-// and their row-statistics record (lse in the log2 domain and delta, as
-// flashBackwardPreprocess wrote it: one plain bulk copy), through
-// kFlashTmaStages stages guarded by full / empty mbarriers. Per step each consumer computes, keys x queries,
-//   S^T = K Q^T, dP^T = V dO^T, P^T, dS^T      (as flash_backward.cuh)
+// accumulators. M = flashBackwardTmaBlockM(D, causal) query rows a step:
+// 80 at head dim 128 without causal masking, else 64. The producer's
+// thread 0 brings K and V once, then per step the Q and dO tiles of M
+// queries (bulk tensor copies) and their row-statistics record (lse in the
+// log2 domain and delta, as flashBackwardPreprocess<T, D, M> wrote it: one
+// plain bulk copy), through kFlashTmaStages stages guarded by full / empty
+// mbarriers; it needs 24 registers, which leaves the consumers 240 (24 x
+// 128 + 240 x 256 = the 168 x 384 the CTA starts with; setmaxnreg.inc
+// can only take what the decrements gave back). Per step each consumer
+// computes, keys x queries,
+//   S^T = K Q^T, dP^T = V dO^T, P^T, dS^T      (m64 x nM; as flash_backward.cuh)
 //   dV += (P^T keep) dO, dK += dS^T Q          (A from registers)
-// writes its half of dS^T to shared memory and multiplies dQ = dS K for 64
-// of dQ's columns, staging the f32 tile (swizzled) for two bulk tensor
-// reductions into the accumulator: four large copies a CTA-step (one a row
-// cost the backward a fifth of its time at head dim 128). Head dim 128: consumer c takes columns 64c .. over all 128 keys,
-// after a named barrier (both halves written); dS^T is double-buffered, so
-// one barrier a step is enough: a consumer writes buffer i % 2 at step i
-// only after passing step i - 1's barrier, which the other consumer
-// reaches only once its step i - 2 products that read that buffer are
-// done. Head dim 64: each consumer adds its own keys' part of all 64
-// columns (a barrier of its own warpgroup only, twice the reductions).
-// With dropout at head dim 128 the consumers need more than their 232
-// registers (Philox beside 128 accumulator values) and spill; the code
-// generator runs the cp.async backward there (flashBackwardUsesTma).
+// stores its 64 keys of dS to shared memory, queries x keys (stmatrix.trans
+// of the dS^T fragments), and multiplies dQ^T = K^T dS^T for 64 of dQ's
+// columns (m64 = columns, so that M = 80 still fits wgmma), staging the
+// f32 tile (swizzled, element by element) for two bulk tensor reductions
+// into the accumulator: four large copies a CTA-step (one a row cost the
+// backward a fifth of its time at head dim 128). Head dim 128: consumer c
+// takes columns 64c .. over all 128 keys, after a named barrier (both
+// halves written); dS is double-buffered, so one barrier a step is enough:
+// a consumer writes buffer i % 2 at step i only after passing step i - 1's
+// barrier, which the other consumer reaches only once its step i - 2
+// products that read that buffer are done. Head dim 64: each consumer adds
+// its own keys' part of all 64 columns (a barrier of its own warpgroup
+// only, twice the reductions). With dropout at head dim 128 the code
+// generator runs the cp.async backward (flashBackwardUsesTma): Philox
+// beside the 128 accumulator values spilled at the consumers' former 232
+// registers (it fits 240 at 64 rows, not at 80).
 //
 //===----------------------------------------------------------------------===//
 
