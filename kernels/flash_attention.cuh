@@ -27,7 +27,7 @@
 //                                    CTA per item; kFlashTmaThreads,
 //                                    flashForwardTmaSharedBytes(D)
 //   flashAttentionBackwardTma<T, D, M>
-//                                    M = flashBackwardTmaBlockM(D, causal); grid
+//                                    M = flashBackwardTmaBlockM(D, causal, dropout); grid
 //                                    (ceil(tk / kFlashBackwardTmaBlockN), kvHeads,
 //                                    batch), kFlashTmaThreads,
 //                                    flashBackwardTmaSharedBytes(D, M), between

@@ -6,8 +6,8 @@
 // warpgroups, as flash_forward_tma.cuh does for the forward. One CTA per
 // kFlashBackwardTmaBlockN = 128 keys of one kv head; consumer c owns keys
 // 64c .. 64c + 63 of them and keeps their dK and dV rows in f32
-// accumulators. M = flashBackwardTmaBlockM(D, causal) query rows a step:
-// 80 at head dim 128 without causal masking, else 64. The producer's
+// accumulators. M = flashBackwardTmaBlockM(D, causal, dropout) query rows a step:
+// 80 at head dim 128 without causal masking or dropout, else 64. The producer's
 // thread 0 brings K and V once, then per step the Q and dO tiles of M
 // queries (bulk tensor copies) and their row-statistics record (lse in the
 // log2 domain and delta, as flashBackwardPreprocess<T, D, M> wrote it: one
@@ -30,10 +30,9 @@
 // barrier, which the other consumer reaches only once its step i - 2
 // products that read that buffer are done. Head dim 64: each consumer adds
 // its own keys' part of all 64 columns (a barrier of its own warpgroup
-// only, twice the reductions). With dropout at head dim 128 the code
-// generator runs the cp.async backward (flashBackwardUsesTma): Philox
-// beside the 128 accumulator values spilled at the consumers' former 232
-// registers (it fits 240 at 64 rows, not at 80).
+// only, twice the reductions). Dropout at head dim 128 takes 64 rows a
+// step: Philox beside the 128 accumulator values fits the consumers' 240
+// registers there, not at 80.
 //
 //===----------------------------------------------------------------------===//
 
@@ -304,7 +303,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
 }
 
 /// dK, dV of kFlashBackwardTmaBlockN keys and their contributions to dQ,
-/// M = flashBackwardTmaBlockM(D, causal) query rows a step.
+/// M = flashBackwardTmaBlockM(D, causal, dropout) query rows a step.
 /// Grid (ceil(tk / kFlashBackwardTmaBlockN), kvHeads, batch),
 /// kFlashTmaThreads threads, flashBackwardTmaSharedBytes(D, M). q and dout
 /// are read through maps with boxes of M rows, k and v with boxes of

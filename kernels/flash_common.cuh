@@ -70,15 +70,15 @@ FUSE_HOST_DEVICE constexpr int flashForwardTmaSharedBytes(int headDim) {
 /// 64 for each consumer.
 constexpr int kFlashBackwardTmaBlockN = 128;
 
-/// Its query rows per step: 80 at head dim 128 without causal masking, 64
-/// otherwise. A step's products are a quarter longer at 80 for the same
+/// Its query rows per step: 80 at head dim 128 without causal masking or
+/// dropout, 64 otherwise (Philox beside 80 rows would spill). A step's products are a quarter longer at 80 for the same
 /// waits, barriers and dQ reductions a step, and the S^T and dP^T products
 /// (n = query rows) read fewer shared bytes per flop; causal key tiles cut
 /// at a 64-row step boundary, so 64 wastes less on the diagonal there
 /// (FlashAttention-3 chooses the same). 80 x 2 stages fit only at 128's
 /// budget because the dS and dQ staging tiles scale with it too.
-FUSE_HOST_DEVICE constexpr int flashBackwardTmaBlockM(int headDim, bool causal) {
-  return headDim == 128 && !causal ? 80 : 64;
+FUSE_HOST_DEVICE constexpr int flashBackwardTmaBlockM(int headDim, bool causal, bool dropout) {
+  return headDim == 128 && !causal && !dropout ? 80 : 64;
 }
 
 /// Its dynamic shared memory at `blockM` query rows a step: K and V tiles,

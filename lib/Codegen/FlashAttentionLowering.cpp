@@ -203,7 +203,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   const bool dropout = call.dropout > 0.0f;
   const bool tma = forward ? flashForwardUsesTma(call.headDim, call.mask.has_value(), dropout) &&
                                  addressable({0, 1, 2})
-                           : flashBackwardUsesTma(call.headDim, dropout) &&
+                           : flashBackwardUsesTma(call.headDim) &&
                                  addressable({0, 1, 2, 3});
 
   std::string label = describeOp(fusion);
@@ -270,7 +270,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     return attention->emitError() << "attention operands must be in memory";
   std::string dout = tma ? std::string() : params.add("dout", call.dtype, true, operands[0]);
   const int blockM =
-      tma ? flashBackwardTmaBlockM(call.headDim, call.causal) : kFlashBackwardBlockM;
+      tma ? flashBackwardTmaBlockM(call.headDim, call.causal, dropout) : kFlashBackwardBlockM;
   BufferRef rowStats =
       context.workspace(flashRowStatsBytes(call.batch * call.qHeads, call.tq, blockM));
   BufferRef accumulator = context.workspace(rows * call.headDim * 4);

@@ -96,7 +96,8 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   // q), 256-aligned.
   // The backward's query rows a step, as the code generator picks them.
   const int blockM =
-      c.tmaBackward ? flashBackwardTmaBlockM(c.headDim, c.causal) : kFlashBackwardBlockM;
+      c.tmaBackward ? flashBackwardTmaBlockM(c.headDim, c.causal, c.dropout > 0)
+                    : kFlashBackwardBlockM;
   const std::string bargs =
       "<" + t + ", " + std::to_string(c.headDim) + ", " + std::to_string(blockM) + ">";
   const int64_t statsBytes = (flashRowStatsBytes(B * H, TQ, blockM) + 255) / 256 * 256;

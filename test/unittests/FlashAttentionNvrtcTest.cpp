@@ -76,7 +76,6 @@ std::string tmaBackward(const std::string &t, int d, const std::string &name,
 }
 
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
-  const std::string dropout = d == 128 ? "0.0f" : "0.1f";
   const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
   const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads) ";
   const std::string bwdBounds = "__launch_bounds__(fuse::kFlashBackwardThreads) ";
@@ -107,12 +106,12 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          targs +
          "(q, k, v, mask, seed, offset, dout, stats, acc, dk, dv, p);\n}\n" +
          // The TMA backward as the code generator uses it
-         // (flashBackwardUsesTma, flashBackwardTmaBlockM): causal with
-         // dropout at head dim 64 only; not causal, with a mask.
-         tmaBackward(t, d, "flash_bwd_tma_causal_" + tag, paramsLiteral("literal", d, true, dropout),
-                     flashBackwardTmaBlockM(d, true)) +
+         // (flashBackwardTmaBlockM): causal with dropout; not causal, with a
+         // mask (80 query rows a step at head dim 128).
+         tmaBackward(t, d, "flash_bwd_tma_causal_" + tag, paramsLiteral("literal", d, true, "0.1f"),
+                     flashBackwardTmaBlockM(d, true, true)) +
          tmaBackward(t, d, "flash_bwd_tma_" + tag, paramsLiteral("literal", d, false, "0.0f"),
-                     flashBackwardTmaBlockM(d, false)) +
+                     flashBackwardTmaBlockM(d, false, false)) +
          "extern \"C\" __global__ void " +
          fwdBounds + "flash_dq_" + tag + "(const float *acc, " + t +
          " *dq, fuse::FlashParams p) {\n"
@@ -144,10 +143,13 @@ std::string constantChecks() {
     check("fuse::flashForwardTmaSharedBytes(" + std::to_string(d) + ")",
           flashForwardTmaSharedBytes(d));
     for (bool causal : {false, true}) {
-      const int m = flashBackwardTmaBlockM(d, causal);
+      const int m = flashBackwardTmaBlockM(d, causal, false);
       check("fuse::flashBackwardTmaBlockM(" + std::to_string(d) + ", " +
-                (causal ? "true" : "false") + ")",
+                (causal ? "true" : "false") + ", false)",
             m);
+      check("fuse::flashBackwardTmaBlockM(" + std::to_string(d) + ", " +
+                (causal ? "true" : "false") + ", true)",
+            flashBackwardTmaBlockM(d, causal, true));
       check("fuse::flashBackwardTmaSharedBytes(" + std::to_string(d) + ", " +
                 std::to_string(m) + ")",
             flashBackwardTmaSharedBytes(d, m));
@@ -171,7 +173,7 @@ TEST(FlashAttentionNvrtc, HostConstantsMatchDevice) {
   EXPECT_LE(flashForwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashBackwardSharedBytes(128), 227 * 1024);
   EXPECT_LE(flashForwardTmaSharedBytes(128), 227 * 1024);
-  EXPECT_LE(flashBackwardTmaSharedBytes(128, flashBackwardTmaBlockM(128, false)), 227 * 1024);
+  EXPECT_LE(flashBackwardTmaSharedBytes(128, flashBackwardTmaBlockM(128, false, false)), 227 * 1024);
 }
 
 TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {

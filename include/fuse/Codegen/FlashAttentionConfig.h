@@ -59,15 +59,15 @@ constexpr unsigned kFlashForwardTmaPersistentBlocks = 1;
 /// 64 for each consumer.
 constexpr int kFlashBackwardTmaBlockN = 128;
 
-/// Its query rows per step: 80 at head dim 128 without causal masking, 64
-/// otherwise. A step's products are a quarter longer at 80 for the same
+/// Its query rows per step: 80 at head dim 128 without causal masking or
+/// dropout, 64 otherwise (Philox beside 80 rows would spill). A step's products are a quarter longer at 80 for the same
 /// waits, barriers and dQ reductions a step, and the S^T and dP^T products
 /// (n = query rows) read fewer shared bytes per flop; causal key tiles cut
 /// at a 64-row step boundary, so 64 wastes less on the diagonal there
 /// (FlashAttention-3 chooses the same). 80 x 2 stages fit only at 128's
 /// budget because the dS and dQ staging tiles scale with it too.
-constexpr int flashBackwardTmaBlockM(int headDim, bool causal) {
-  return headDim == 128 && !causal ? 80 : 64;
+constexpr int flashBackwardTmaBlockM(int headDim, bool causal, bool dropout) {
+  return headDim == 128 && !causal && !dropout ? 80 : 64;
 }
 
 /// Its dynamic shared memory at `blockM` query rows a step: K and V tiles,
@@ -86,16 +86,14 @@ constexpr int flashBackwardTmaSharedBytes(int headDim, int blockM) {
 /// the copy engine can address the operands: the warp-specialised TMA
 /// kernels (faster at both head dims, bench/attention/README.md) or the
 /// cp.async ones. Where a TMA kernel would need more than its consumers'
-/// registers and spill, the cp.async kernel takes the case: the backward
-/// with dropout at head dim 128 (Philox beside the dK / dV accumulators);
-/// the persistent forward with dropout (Philox beside its item loop) or,
-/// at head dim 128, a mask.
+/// registers and spill, the cp.async kernel takes the case: the persistent
+/// forward with dropout (Philox beside its item loop) or, at head dim 128,
+/// a mask. The TMA backward takes every case at both head dims (with
+/// dropout at 64 query rows a step: flashBackwardTmaBlockM).
 constexpr bool flashForwardUsesTma(int headDim, bool mask, bool dropout) {
   return !dropout && (headDim == 64 || (headDim == 128 && !mask));
 }
-constexpr bool flashBackwardUsesTma(int headDim, bool dropout) {
-  return headDim == 64 || (headDim == 128 && !dropout);
-}
+constexpr bool flashBackwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
 
 /// Bytes of the backward's row statistics (flash::rowStatsOffset) in
 /// records of `blockM` rows: per head, lse and delta for its query rows
