@@ -17,8 +17,9 @@
 //   flashBackwardConvertDq<T, D>  as the preprocess
 //
 // and the warp-specialised sm_90a kernels the code generator prefers
-// (FlashAttentionConfig.h's flashForwardUsesTma / flashBackwardUsesTma say
-// when), which read their operands through tensor maps:
+// wherever the copy engine can address the operands (and, for the forward,
+// FlashAttentionConfig.h's flashForwardUsesTma allows), which read their
+// operands through tensor maps:
 //
 //   flashAttentionForwardTma<T, D>   persistent: grid min(items, multiprocessors)
 //                                    with items = ceil(tq / kFlashBlockM) x qHeads

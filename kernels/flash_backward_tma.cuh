@@ -112,7 +112,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
   const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
   const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
   const float keepScale = 1.0f / (1.0f - p.dropoutP);
-  // This consumer's dQ part of a step (64 rows x 64 columns: at head dim
+  // This consumer's dQ part of a step (M rows x 64 columns: at head dim
   // 128 its half of the columns over all 128 keys, at 64 all columns over
   // its own keys) goes to dqAccum as two boxes of 32 columns through dqMap
   // (dims {D, tq, batch x qHeads}: rows past tq are dropped), issued by

@@ -203,8 +203,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   const bool dropout = call.dropout > 0.0f;
   const bool tma = forward ? flashForwardUsesTma(call.headDim, call.mask.has_value(), dropout) &&
                                  addressable({0, 1, 2})
-                           : flashBackwardUsesTma(call.headDim) &&
-                                 addressable({0, 1, 2, 3});
+                           : addressable({0, 1, 2, 3});
 
   std::string label = describeOp(fusion);
   KernelParams params;

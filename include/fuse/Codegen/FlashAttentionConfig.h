@@ -82,18 +82,16 @@ constexpr int flashBackwardTmaSharedBytes(int headDim, int blockM) {
          kFlashTmaStages * 2 * blockM * 4 + 1024 + 8 * (1 + 2 * kFlashTmaStages);
 }
 
-/// Which forward and backward key-tile kernel the code generator runs where
-/// the copy engine can address the operands: the warp-specialised TMA
-/// kernels (faster at both head dims, bench/attention/README.md) or the
-/// cp.async ones. Where a TMA kernel would need more than its consumers'
-/// registers and spill, the cp.async kernel takes the case: the persistent
-/// forward with dropout (Philox beside its item loop) or, at head dim 128,
-/// a mask. The TMA backward takes every case at both head dims (with
-/// dropout at 64 query rows a step: flashBackwardTmaBlockM).
+/// Which forward the code generator runs where the copy engine can address
+/// the operands: the warp-specialised TMA kernel (faster at both head dims,
+/// bench/attention/README.md) or the cp.async one. Where the TMA forward
+/// would need more than its consumers' registers and spill, the cp.async
+/// kernel takes the case: dropout (Philox beside its item loop) or, at head
+/// dim 128, a mask. The TMA backward takes every case the copy engine can
+/// address (dropout at 64 query rows a step: flashBackwardTmaBlockM).
 constexpr bool flashForwardUsesTma(int headDim, bool mask, bool dropout) {
   return !dropout && (headDim == 64 || (headDim == 128 && !mask));
 }
-constexpr bool flashBackwardUsesTma(int headDim) { return headDim == 64 || headDim == 128; }
 
 /// Bytes of the backward's row statistics (flash::rowStatsOffset) in
 /// records of `blockM` rows: per head, lse and delta for its query rows
