@@ -239,35 +239,72 @@ FUSE_DEVICE float exp2Approx(float x) {
   return r;
 }
 
+/// How a forward's raw scores (q . k) reach the online softmax's log2
+/// domain. The softmax multiplies by `factor` inside its exp2, where one
+/// FFMA also subtracts the row maximum, so with a positive scale the scores
+/// stay raw and the maximum is taken over them (FlashAttention-3 does the
+/// same); that saves a multiply per score on the path the tensor cores wait
+/// for. A non-positive scale would turn that maximum into a minimum: the
+/// scores are then multiplied first (`pre`) and factor is 1. An additive
+/// mask element joins the scores times `mask` (log2 e / factor).
+struct ScoreScale {
+  float pre, factor, mask;
+};
+FUSE_DEVICE ScoreScale scoreScale(float scale) {
+  const float log2Scale = scale * kLog2e;
+  return log2Scale > 0.0f ? ScoreScale{1.0f, log2Scale, 1.0f / scale}
+                          : ScoreScale{log2Scale, 1.0f, kLog2e};
+}
+
+/// How far (log2 domain) a row's maximum may rise above the one its
+/// probabilities are taken against before the online softmax moves it.
+/// Until then probabilities reach at most 2^8 (exact in 16-bit P, far from
+/// f32 overflow in O and the sums) and neither O nor the sums need a
+/// rescale; past the first key tile a row's maximum almost never rises that
+/// far, so the 64 multiplies a step spends rescaling O are skipped
+/// (FlashAttention-4's conditional rescaling).
+constexpr float kFlashRescaleSlackLog2 = 8.0f;
+
 /// The online softmax's step over one key tile for a thread's two rows of
 /// an mma accumulator fragment (s[4 nt + 2 r + {0, 1}] are row r's scores,
-/// in the log2 domain, masked): each row's maximum over its 4 threads
-/// (lanes 4g .. 4g + 3), the scores replaced by exp2(s - max), the row sums
-/// updated, and alpha[r] to rescale what O and the sums held before.
+/// masked, in units that `factor` > 0 takes to the log2 domain; see
+/// ScoreScale): each row's maximum over its 4 threads (lanes 4g .. 4g + 3),
+/// the scores replaced by exp2(s factor - rowMax), the row sums updated,
+/// and alpha[r] to rescale what O and the sums held before. rowMax (log2
+/// domain) moves only when the tile's maximum exceeds it by more than
+/// kFlashRescaleSlackLog2; returns whether it moved for either row (alpha
+/// is 1 where it did not).
 template <int Scores>
-FUSE_DEVICE void onlineSoftmaxRows(float (&s)[Scores], float (&rowMax)[2], float (&rowSum)[2],
-                                   float (&alpha)[2]) {
+FUSE_DEVICE bool onlineSoftmaxRows(float (&s)[Scores], float factor, float (&rowMax)[2],
+                                   float (&rowSum)[2], float (&alpha)[2]) {
+  bool moved = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float mx = rowMax[r];
+    float mx = -infinity();
 #pragma unroll
     for (int nt = 0; nt < Scores / 4; ++nt)
       mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * r], s[4 * nt + 2 * r + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float tileMax = mx * factor, stale = rowMax[r];
+    // -inf + slack is -inf: a row's first finite scores always move it.
+    const bool rises = tileMax > stale + kFlashRescaleSlackLog2;
+    const float running = rises ? tileMax : stale;
     // All -inf so far: subtract 0 so exp gives 0, not NaN.
-    const float base = mx == -infinity() ? 0.0f : mx;
-    alpha[r] = exp2Approx(rowMax[r] - base);
-    rowMax[r] = mx;
+    const float base = running == -infinity() ? 0.0f : running;
+    alpha[r] = rises ? exp2Approx(stale - base) : 1.0f;
+    rowMax[r] = running;
+    moved |= rises;
     float sum = 0.0f;
 #pragma unroll
     for (int nt = 0; nt < Scores / 4; ++nt) {
-      s[4 * nt + 2 * r] = exp2Approx(s[4 * nt + 2 * r] - base);
-      s[4 * nt + 2 * r + 1] = exp2Approx(s[4 * nt + 2 * r + 1] - base);
+      s[4 * nt + 2 * r] = exp2Approx(fmaf(s[4 * nt + 2 * r], factor, -base));
+      s[4 * nt + 2 * r + 1] = exp2Approx(fmaf(s[4 * nt + 2 * r + 1], factor, -base));
       sum += s[4 * nt + 2 * r] + s[4 * nt + 2 * r + 1];
     }
     rowSum[r] = rowSum[r] * alpha[r] + sum;
   }
+  return moved;
 }
 
 /// The dropout factor of score (row, j) of one (b, h): 0 or 1 / (1 - p),

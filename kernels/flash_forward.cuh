@@ -89,7 +89,7 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
   for (int i = 0; i < D / 2; ++i)
     o[i] = 0.0f;
   float rowMax[2] = {-infinity(), -infinity()}, rowSum[2] = {0.0f, 0.0f};
-  const float scaleLog2 = p.scale * kLog2e;
+  const ScoreScale scale = scoreScale(p.scale);
   const int row0 = m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
   const bool dropout = p.dropoutP > 0.0f;
   const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
@@ -113,7 +113,8 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
   };
 
   // Scores of tile j to probabilities (online softmax); alpha[r] rescales
-  // what O and the row sums held before.
+  // what O and the row sums held before, and the result says whether any
+  // of this warp's rows need it.
   auto softmax = [&](int j, float (&alpha)[2]) {
     const int n0 = j * N;
     // Masks only where a tile needs them.
@@ -123,17 +124,18 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
-        float x = s[4 * nt + e] * scaleLog2;
+        float x = s[4 * nt + e] * scale.pre;
         if (mask && i < p.tq && jj < p.tk)
           x += toFloat(mask[b * p.maskStrideB + h * p.maskStrideH +
-                            i * p.maskStrideQ + jj]) * kLog2e;
+                            i * p.maskStrideQ + jj]) * scale.mask;
         if (edge && (jj >= p.tk || (p.causal && jj > i)))
           x = -infinity();
         s[4 * nt + e] = x;
       }
-    onlineSoftmaxRows(s, rowMax, rowSum, alpha);
+    const bool moved = onlineSoftmaxRows(s, scale.factor, rowMax, rowSum, alpha);
     if (dropout)
       dropoutProbabilities(s, row0, n0, t, headRow, p, dropSeed, dropOffset, keepScale);
+    return __any_sync(0xffffffffu, moved);
   };
 
   // Tile 0 alone; then each iteration issues S_j = Q K_j^T and
@@ -160,10 +162,11 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
     wgmma::wait<1>();
     wgmma::pin(s);
     float alpha[2];
-    softmax(j, alpha);
+    const bool rescale = softmax(j, alpha);
     wgmma::wait<0>();
     wgmma::pin(o);
-    rescaleRows(o, alpha);
+    if (rescale)
+      rescaleRows(o, alpha);
     packProbabilities<T>(s, pa);
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();

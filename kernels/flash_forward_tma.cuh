@@ -152,7 +152,7 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
            smem.item(it.round + 1, p).m0 < 0;
   };
 
-  const float scaleLog2 = p.scale * kLog2e;
+  const ScoreScale scale = scoreScale(p.scale);
   const bool dropout = p.dropoutP > 0.0f;
   const uint64_t dropSeed = dropout ? static_cast<uint64_t>(*seed) : 0;
   const uint64_t dropOffset = dropout ? static_cast<uint64_t>(*offset) : 0;
@@ -199,8 +199,9 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
   };
 
   // Scores of step j of `it` to probabilities (online softmax); alpha[r]
-  // rescales what O and the row sums held before. Only an item's first
-  // step can hold keys to mask out (`first`; see keyTile).
+  // rescales what O and the row sums held before, and the result says
+  // whether any of this warp's rows need it. Only an item's first step can
+  // hold keys to mask out (`first`; see keyTile).
   auto softmax = [&](const Item &it, int j, float(&alpha)[2], bool first) {
     const int n0 = Layout::keyTile(j, Layout::keyTiles(it.m0, p)) * N;
     const int row0 = it.m0 + rowInTile + g; // this thread's rows: row0, row0 + 8
@@ -211,18 +212,19 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + (e >> 1) * 8, jj = n0 + nt * 8 + 2 * t + (e & 1);
-        float x = s[4 * nt + e] * scaleLog2;
+        float x = s[4 * nt + e] * scale.pre;
         if (mask && i < p.tq && jj < p.tk)
           x += maskValue(mask[it.b * p.maskStrideB + it.h * p.maskStrideH + i * p.maskStrideQ +
                               jj]) *
-               kLog2e;
+               scale.mask;
         if (edge && (jj >= p.tk || (p.causal && jj > i)))
           x = -infinity();
         s[4 * nt + e] = x;
       }
-    onlineSoftmaxRows(s, rowMax, rowSum, alpha);
+    const bool moved = onlineSoftmaxRows(s, scale.factor, rowMax, rowSum, alpha);
     if (dropout)
       dropoutProbabilities(s, row0, n0, t, headRowOf(it), p, dropSeed, dropOffset, keepScale);
+    return __any_sync(0xffffffffu, moved);
   };
 
   // An item's rows are complete: its log-sum-exp out, inverse[r] to
@@ -331,14 +333,14 @@ FUSE_DEVICE void flashForwardTmaConsumer(int group, const FlashForwardTmaLayout<
     float alpha[2], inverse[2];
     if (boundary)
       finishRows(previous, inverse);
-    softmax(it, j, alpha, boundary);
+    const bool rescale = softmax(it, j, alpha, boundary);
     wgmma::wait<0>();
     wgmma::pin(o);
     if (releases)
       tma::arrive(smem.vEmpty(stageOf(c - 1)));
     if (boundary)
       storeOutput(previous, inverse);
-    else
+    else if (rescale)
       rescaleRows(o, alpha);
     packProbabilities<T>(s, pa);
     ++c;

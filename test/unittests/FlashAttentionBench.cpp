@@ -1,6 +1,6 @@
 //===- FlashAttentionBench.cpp - Times the flash kernels (not a test) -----===//
 //
-//   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16]
+//   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16] [variants]
 //
 // prints one JSON object: for the cp.async kernels ("cp_async"), the
 // warp-specialised TMA ones ("tma", the forward's launch persistent as the
@@ -10,7 +10,9 @@
 // forward then the three backward launches), and TFLOP/s by
 // FlashAttention's convention: forward 4 B H T^2 D (halved when causal),
 // backward 2.5 x the forward.
-// bench/attention/flash_bench.py runs it beside torch SDPA.
+// `variants` (comma-separated, default all three) times only those, so that
+// a profiler sees only their launches. bench/attention/flash_bench.py runs
+// it beside torch SDPA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +37,8 @@ int fail(const std::string &message) {
 
 int main(int argc, char **argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s B H T D causal [bf16|f16]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s B H T D causal [bf16|f16] [cp_async,tma,tma_cta_per_tile]\n",
+                 argv[0]);
     return 2;
   }
   fuse::testing::FlashCase c;
@@ -85,7 +88,11 @@ int main(int argc, char **argv) {
                      (c.dtype == DType::BF16 ? "bf16" : "f16") + "\"";
   const int items = int(fuse::testing::flashTiles(c.tq, fuse::codegen::kFlashBlockM)) *
                     c.qHeads * c.batch;
+  const char *names[3] = {"cp_async", "tma", "tma_cta_per_tile"};
+  const std::string chosen = argc > 7 ? "," + std::string(argv[7]) + "," : "";
   for (int variant = 0; variant < 3; ++variant) {
+    if (!chosen.empty() && chosen.find("," + std::string(names[variant]) + ",") == std::string::npos)
+      continue;
     const bool tma = variant > 0;
     c.tmaForward = c.tmaBackward = tma;
     c.forwardCtas = variant == 2 ? items : 0;
@@ -107,7 +114,7 @@ int main(int argc, char **argv) {
     std::snprintf(entry, sizeof(entry),
                   ", \"%s\": {\"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f, \"fwd_tflops\": %.1f, "
                   "\"fwd_bwd_tflops\": %.1f}",
-                  variant == 0 ? "cp_async" : variant == 1 ? "tma" : "tma_cta_per_tile", ms[0], ms[1], fwdFlops / (ms[0] * 1e-3) / 1e12,
+                  names[variant], ms[0], ms[1], fwdFlops / (ms[0] * 1e-3) / 1e12,
                   3.5 * fwdFlops / (ms[1] * 1e-3) / 1e12);
     json += entry;
   }
