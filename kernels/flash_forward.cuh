@@ -113,8 +113,10 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
   };
 
   // Scores of tile j to probabilities (online softmax); alpha[r] rescales
-  // what O and the row sums held before, and the result says whether any
-  // of this warp's rows need it.
+  // what O and the row sums held before. O is rescaled every tile, alpha 1
+  // or not: skipping it when no row moved (as the TMA forward does) takes
+  // the causal kernel at head dim 64 past the 128 registers of its two
+  // CTAs a multiprocessor (flashForwardMinBlocks).
   auto softmax = [&](int j, float (&alpha)[2]) {
     const int n0 = j * N;
     // Masks only where a tile needs them.
@@ -132,10 +134,9 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
           x = -infinity();
         s[4 * nt + e] = x;
       }
-    const bool moved = onlineSoftmaxRows(s, scale.factor, rowMax, rowSum, alpha);
+    onlineSoftmaxRows(s, scale.factor, rowMax, rowSum, alpha);
     if (dropout)
       dropoutProbabilities(s, row0, n0, t, headRow, p, dropSeed, dropOffset, keepScale);
-    return __any_sync(0xffffffffu, moved);
   };
 
   // Tile 0 alone; then each iteration issues S_j = Q K_j^T and
@@ -162,11 +163,10 @@ FUSE_DEVICE void flashAttentionForward(const T *q, const T *k, const T *v,
     wgmma::wait<1>();
     wgmma::pin(s);
     float alpha[2];
-    const bool rescale = softmax(j, alpha);
+    softmax(j, alpha);
     wgmma::wait<0>();
     wgmma::pin(o);
-    if (rescale)
-      rescaleRows(o, alpha);
+    rescaleRows(o, alpha);
     packProbabilities<T>(s, pa);
     cpAsyncWait<0>();
     wgmma::asyncProxyFence();

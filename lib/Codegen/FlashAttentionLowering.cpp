@@ -254,7 +254,8 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
       addFlashLaunch(context, "flash_forward", params,
                      "fuse::flashAttentionForward" + templateArgs(call) + "(" + qp + ", " +
                          kp + ", " + vp + ", " + tail,
-                     call, grid, kFlashThreads, 0, flashForwardSharedBytes(call.headDim),
+                     call, grid, kFlashThreads, flashForwardMinBlocks(call.headDim),
+                     flashForwardSharedBytes(call.headDim),
                      label, fwdFlops, stepCost(fusion).second);
     }
     return true;

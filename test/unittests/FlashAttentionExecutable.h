@@ -146,7 +146,9 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
            "fuse::flashAttentionForwardTma" + targs + "(qMap, kMap, vMap, " + maskArg +
                ", seed, offset, out, lse, p)");
   } else {
-    kernel("flash_fwd", std::to_string(kFlashThreads),
+    const int minBlocks = flashForwardMinBlocks(c.headDim);
+    kernel("flash_fwd",
+           std::to_string(kFlashThreads) + (minBlocks ? ", " + std::to_string(minBlocks) : ""),
            "const " + t + " *q, const " + t + " *k, const " + t +
                " *v, const long long *seed, const long long *offset" + maskParam +
                ", " + t + " *out, float *lse",

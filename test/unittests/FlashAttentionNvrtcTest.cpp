@@ -77,7 +77,10 @@ std::string tmaBackward(const std::string &t, int d, const std::string &name,
 
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
   const std::string targs = "<" + t + ", " + std::to_string(d) + ">";
-  const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads) ";
+  const int minBlocks = flashForwardMinBlocks(d);
+  const std::string fwdBounds = "__launch_bounds__(fuse::kFlashThreads" +
+                                (minBlocks ? ", " + std::to_string(minBlocks) : "") + ") ";
+  const std::string preBounds = "__launch_bounds__(fuse::kFlashThreads) ";
   const std::string bwdBounds = "__launch_bounds__(fuse::kFlashBackwardThreads) ";
   return "extern \"C\" __global__ void " + fwdBounds + "flash_fwd_" + tag + "(const " + t +
          " *q, const " + t + " *k, const " + t + " *v, const " + t +
@@ -92,7 +95,7 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
                     d == 64 ? "mask" : "nullptr") +
          tmaForward(targs, t, "flash_fwd_tma_causal_" + tag,
                     paramsLiteral("literal", d, true, "0.0f"), "nullptr") +
-         "extern \"C\" __global__ void " + fwdBounds + "flash_pre_" + tag + "(const " + t +
+         "extern \"C\" __global__ void " + preBounds + "flash_pre_" + tag + "(const " + t +
          " *out, const " + t +
          " *dout, const float *lse, float *stats, float *acc, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardPreprocess<" + t + ", " + std::to_string(d) +
@@ -113,7 +116,7 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
          tmaBackward(t, d, "flash_bwd_tma_" + tag, paramsLiteral("literal", d, false, "0.0f"),
                      flashBackwardTmaBlockM(d, false, false)) +
          "extern \"C\" __global__ void " +
-         fwdBounds + "flash_dq_" + tag + "(const float *acc, " + t +
+         preBounds + "flash_dq_" + tag + "(const float *acc, " + t +
          " *dq, fuse::FlashParams p) {\n"
          "  fuse::flashBackwardConvertDq" +
          targs + "(acc, dq, p);\n}\n";

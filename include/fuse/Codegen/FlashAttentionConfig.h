@@ -27,6 +27,14 @@ constexpr int kFlashBackwardThreads = 128;
 /// Forward: key rows per inner step (shared memory only).
 constexpr int flashForwardBlockN(int headDim) { return headDim == 64 ? 64 : 128; }
 
+/// __launch_bounds__' minimum blocks a multiprocessor of
+/// flashAttentionForward: two at head dim 64 (50 KiB of shared memory each),
+/// which holds ptxas to 128 registers a thread, so that a change needing
+/// more spills, which the NVRTC test reports, instead of silently halving
+/// the occupancy (the causal kernel once grew from 121 to 132 registers
+/// and ran at half speed); none at 128, where shared memory allows one.
+constexpr int flashForwardMinBlocks(int headDim) { return headDim == 64 ? 2 : 0; }
+
 /// Dynamic shared memory of flashAttentionForward (above 48 KiB: the
 /// runtime opts in): 164,864 bytes at head dim 128, 50,176 at 64.
 constexpr int flashForwardSharedBytes(int headDim) {
