@@ -14,7 +14,9 @@
 // does (persistent, at most a CTA a multiprocessor, which at these sizes is
 // mostly one item a CTA) and on 3 CTAs (each working through several query
 // tiles, as on long sequences), and the TMA backward (after the cp.async
-// forward), so that a failure names the kernel.
+// forward), so that a failure names the kernel. Both forwards also run on
+// scores whose row maximum rises from key tile to key tile (the online
+// softmax's rescale path).
 //
 //===----------------------------------------------------------------------===//
 
