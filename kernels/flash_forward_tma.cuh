@@ -12,7 +12,10 @@
 //     its loops stay rolled to fit them).
 //   - warpgroups 1 and 2 consume, 64 query rows each, with 240 registers:
 //     S = Q K^T, softmax, O += P V, with one tile's P V in flight while the
-//     next tile's softmax runs (intra-warpgroup overlap), and
+//     next tile's softmax runs (intra-warpgroup overlap); the softmax takes
+//     the scale inside its exp2 and rescales O only in the steps where a
+//     row's maximum moved (onlineSoftmaxRows), since it is the path the
+//     other consumer's products must hide, and
 //   - the two consumers issue their products in turn (two named barriers,
 //     "ping-pong"), so one's softmax runs while the other's products own
 //     the tensor cores.
