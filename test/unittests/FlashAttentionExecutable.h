@@ -47,7 +47,12 @@ struct FlashCase {
   /// several items on any device).
   int forwardCtas = 0;
 
-  float scale() const { return 1.0f / std::sqrt(static_cast<float>(headDim)); }
+  /// The softmax scale: 1 / sqrt(D), negated with `negativeScale` (the
+  /// kernels then scale the scores before the row maximum, ScoreScale).
+  bool negativeScale = false;
+  float scale() const {
+    return (negativeScale ? -1.0f : 1.0f) / std::sqrt(static_cast<float>(headDim));
+  }
   long long maskStrideB() const {
     return mask == FlashMask::PerBatch ? static_cast<long long>(tq) * tk : 0;
   }

@@ -302,6 +302,28 @@ TEST(FlashAttentionGpuRescale, RisingScores) {
       }
 }
 
+// A negative scale: the forwards multiply the scores before taking the
+// row maximum (flash::scoreScale), which a positive scale skips; forward
+// and backward, both forwards, a mask and causal masking.
+TEST(FlashAttentionGpuRescale, NegativeScale) {
+  FUSE_REQUIRE_GPU();
+  for (int headDim : {64, 128})
+    for (bool tma : {false, true}) {
+      SCOPED_TRACE("head dim " + std::to_string(headDim) +
+                   (tma ? ", TMA kernels" : ", cp.async kernels"));
+      FlashCase c;
+      c.qHeads = c.kvHeads = 2;
+      c.tq = 200;
+      c.tk = 300;
+      c.headDim = headDim;
+      c.causal = headDim == 128;
+      c.mask = headDim == 64 ? FlashMask::KeysOnly : FlashMask::None;
+      c.negativeScale = true;
+      c.tmaForward = c.tmaBackward = tma;
+      runCase(c);
+    }
+}
+
 // Causal items numbered head by head (flash::causalHeadMajor): on three
 // CTAs with three heads, whose K and V (3 x 24000 keys x 128 x 4 bytes =
 // 36.9 MB) pass the 32 MiB the numbering keeps in L2. Once, in bf16: the
