@@ -16,7 +16,7 @@
 // tiles, as on long sequences), and the TMA backward (after the cp.async
 // forward), so that a failure names the kernel. Both forwards also run on
 // scores whose row maximum rises from key tile to key tile (the online
-// softmax's rescale path).
+// softmax's rescale path), and with a negative scale.
 //
 //===----------------------------------------------------------------------===//
 
