@@ -75,14 +75,11 @@ std::string paramsLiteral(const FlashCall &call) {
          flashStridesLiteral(call.strides) + "};\n";
 }
 
-std::string templateArgs(const FlashCall &call) {
-  return "<" + storageType(call.dtype) + ", " + std::to_string(call.headDim) + ">";
-}
-/// With the backward's query rows a step (the preprocess writes records of
-/// that many rows; the TMA kernel steps by it).
-std::string templateArgs(const FlashCall &call, int blockM) {
-  return "<" + storageType(call.dtype) + ", " + std::to_string(call.headDim) + ", " +
-         std::to_string(blockM) + ">";
+/// <T, D>, or <T, D, blockM> with the backward's query rows a step (the
+/// preprocess writes records of that many rows; the TMA kernel steps by it).
+std::string templateArgs(const FlashCall &call, int blockM = 0) {
+  return "<" + storageType(call.dtype) + ", " + std::to_string(call.headDim) +
+         (blockM > 0 ? ", " + std::to_string(blockM) : "") + ">";
 }
 
 /// One launch of a flash device function with the given parameters.
@@ -313,8 +310,7 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                                               call.headDim, blockM));
     addFlashLaunch(context, "flash_backward", params,
                    "fuse::flashAttentionBackwardTma" + templateArgs(call, blockM) + "(" + qm +
-                       ", " +
-                       km + ", " + vm + ", " + dm + ", " + am + ", " + tail,
+                       ", " + km + ", " + vm + ", " + dm + ", " + am + ", " + tail,
                    call, {tiles(call.tk, kFlashBackwardTmaBlockN),
                           static_cast<uint32_t>(call.kvHeads),
                           static_cast<uint32_t>(call.batch)},
