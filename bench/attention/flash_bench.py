@@ -4,68 +4,119 @@
     python3 bench/attention/flash_bench.py --harness PATH/FlashAttentionBench \
         [--out bench/attention/flash_bench.json]
 
-For each (B, H, T, D) and causal flag: the harness (test/unittests/
-FlashAttentionBench.cpp, built here, linked with FuseRuntime) times the
-forward alone and forward + backward with CUDA-graph replay, for the
-cp.async kernels and for the warp-specialised TMA kernels; torch's
-scaled_dot_product_attention is timed in the same run with CUDA events on
-the same shapes (bf16, [B, H, T, D]) with its flash and cuDNN backends, and
-the ratio is taken against the faster of the two. TFLOP/s
-follow FlashAttention's convention: forward 4 B H T^2 D (halved when
+For each (B, H, T, D) and causal flag, the forward alone and forward +
+backward of: Fuse's cp.async kernels, its warp-specialised TMA kernels (the
+forward persistent) and the TMA kernels with one forward CTA per query
+tile, through the harness (test/unittests/FlashAttentionBench.cpp, built
+here, linked with FuseRuntime); and torch's scaled_dot_product_attention
+pinned to its flash and to its cuDNN backend, in this process, on the same
+shapes (bf16, [B, H, T, D]). The ratio is taken against the faster of the
+two backends.
+
+Both systems are timed the same way (the JSON's "timing" says so too): the
+call is captured once in a CUDA graph, replayed 10 times to warm up, then
+replayed 50 times back to back, each replay between its own pair of CUDA
+events recorded on the stream it runs on, with one synchronize after the
+last; the result is the median of the 50 (mean of the two middle values).
+Fuse: Executor::medianStepMilliseconds (lib/Runtime/Executor.cpp), whose
+first warm-up step runs eagerly and whose second captures the graph. SDPA:
+graph_median_ms below, which warms the call up on a side stream and then
+captures it, as torch's CUDA-graph documentation requires. SDPA's forward
+runs under torch.no_grad; its forward + backward takes the gradients with
+torch.autograd.grad, so nothing accumulates into q/k/v.grad: both systems
+write dQ, dK and dV fresh each step. A backend with no kernel for a shape,
+or whose capture fails, is recorded as None and the reason printed.
+
+TFLOP/s follow FlashAttention's convention: forward 4 B H T^2 D (halved when
 causal), backward 2.5 x forward, so forward + backward is 3.5 x.
 """
 import argparse
 import json
 import subprocess
+import sys
 
 SHAPES = [(8, 12, 1024, 64), (4, 16, 512, 64), (4, 32, 2048, 128), (1, 32, 8192, 128)]
 BACKENDS = ("FLASH_ATTENTION", "CUDNN_ATTENTION")
+WARMUP, ITERS = 10, 50  # as FlashAttentionBench.cpp passes to medianStepMilliseconds
+TIMING = (f"both systems: one call captured in a CUDA graph; {WARMUP} warm-up replays, then "
+          f"{ITERS} back-to-back replays, each between its own pair of CUDA events on the "
+          "current stream, one synchronize after the last; median (even count: mean of the "
+          "two middle values). Fuse: Executor::medianStepMilliseconds in "
+          "FlashAttentionBench; torch SDPA: flash_bench.py's graph_median_ms (warm-up on a "
+          "side stream before capture). Forward alone (SDPA under no_grad) and forward + "
+          "backward (SDPA through torch.autograd.grad: no accumulation into .grad)")
 
 
-def sdpa_times(b, h, t, d, causal, backend, iters=50):
-    """Forward and forward + backward median ms of torch SDPA pinned to
-    `backend` (a torch.nn.attention.SDPBackend name); None where torch has
-    no kernel of that backend for the shape."""
+def graph_median_ms(fn, warmup=WARMUP, iters=ITERS):
+    """Median milliseconds of `fn` captured in a CUDA graph, timed as
+    Executor::medianStepMilliseconds times Fuse: `warmup` replays, then
+    `iters` replays back to back, each between its own pair of events on the
+    current stream, one synchronize at the end. Raises if `fn` or the
+    capture fails."""
     import torch
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    try:
-        with sdpa_kernel(getattr(SDPBackend, backend)):
-            return _sdpa_times(b, h, t, d, causal, iters)
-    except RuntimeError:
-        return None, None
+    # Warm-up on a side stream before capture (torch.cuda.graphs docs): lazy
+    # initialisation (cuDNN plans, workspaces) stays out of the graph.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_outputs = fn()  # kept alive: the replays write into them
+    stream = torch.cuda.current_stream()
+    for _ in range(warmup):
+        graph.replay()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(iters)]
+    for start, end in events:
+        start.record(stream)
+        graph.replay()
+        end.record(stream)
+    torch.cuda.synchronize()
+    times = sorted(start.elapsed_time(end) for start, end in events)
+    del graph, static_outputs
+    mid = len(times) // 2
+    return times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
 
 
-def _sdpa_times(b, h, t, d, causal, iters):
+def sdpa_times(b, h, t, d, causal, backend):
+    """Forward and forward + backward median ms of torch SDPA pinned to
+    `backend` (a torch.nn.attention.SDPBackend name); (None, None), with the
+    reason printed, where torch has no kernel of that backend for the shape
+    or the call cannot be captured in a CUDA graph."""
     import torch
     import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16,
                            requires_grad=True) for _ in range(3))
     do = torch.randn_like(q)
 
     def fwd():
         with torch.no_grad():
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def fwd_bwd():
         out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        out.backward(do)
+        # Gradients returned, not accumulated into q/k/v.grad (as .backward()
+        # would, adding an accumulation to each step): Fuse's backward writes
+        # dQ, dK and dV fresh too.
+        return torch.autograd.grad(out, (q, k, v), do)
 
-    def median_ms(fn):
-        for _ in range(10):
-            fn()
+    # The backend is chosen when the call is made, so the pin covers the
+    # warm-up and the capture; replays run what was captured.
+    with sdpa_kernel(getattr(SDPBackend, backend)):
         times = []
-        for _ in range(iters):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        times.sort()
-        return times[len(times) // 2]
-
-    return median_ms(fwd), median_ms(fwd_bwd)
+        for name, fn in (("forward", fwd), ("forward + backward", fwd_bwd)):
+            try:
+                times.append(graph_median_ms(fn))
+            except Exception as error:  # no kernel, or the capture failed
+                reason = (str(error).strip().splitlines() or [""])[0]
+                print(f"sdpa {backend} at {(b, h, t, d)} causal={causal}: None "
+                      f"({name}: {type(error).__name__}: {reason})", file=sys.stderr, flush=True)
+                return None, None
+    return times[0], times[1]
 
 
 def main():
@@ -76,7 +127,8 @@ def main():
     import torch
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                "dtype": "bf16", "flop_convention":
-               "fwd 4*B*H*T^2*D (halved if causal); fwd+bwd 3.5x fwd", "rows": []}
+               "fwd 4*B*H*T^2*D (halved if causal); fwd+bwd 3.5x fwd",
+               "timing": TIMING, "rows": []}
     variants = ("cp_async", "tma", "tma_cta_per_tile")
     print(f"{'shape':<20}{'causal':>7}" + "".join(f"{v + ' fwd':>13}" for v in variants)
           + f"{'sdpa fwd':>10}" + "".join(f"{v + ' f+b':>13}" for v in variants)
@@ -97,17 +149,22 @@ def main():
                     "fwd_tflops": flops / sdpa_fwd / 1e9,
                     "fwd_bwd_tflops": 3.5 * flops / sdpa_fb / 1e9}
             best = [row[x.lower()] for x in BACKENDS if row[x.lower()]]
-            best_fwd = max(r["fwd_tflops"] for r in best)
-            best_fb = max(r["fwd_bwd_tflops"] for r in best)
+            # No SDPA backend ran at this shape: no ratio (None), not a crash.
+            best_fwd = max((r["fwd_tflops"] for r in best), default=None)
+            best_fb = max((r["fwd_bwd_tflops"] for r in best), default=None)
             for v in variants:
-                row[f"{v}_fwd_ratio_to_best_sdpa"] = fuse[v]["fwd_tflops"] / best_fwd
-                row[f"{v}_fwd_bwd_ratio_to_best_sdpa"] = fuse[v]["fwd_bwd_tflops"] / best_fb
+                row[f"{v}_fwd_ratio_to_best_sdpa"] = (
+                    fuse[v]["fwd_tflops"] / best_fwd if best_fwd else None)
+                row[f"{v}_fwd_bwd_ratio_to_best_sdpa"] = (
+                    fuse[v]["fwd_bwd_tflops"] / best_fb if best_fb else None)
             results["rows"].append(row)
+            sdpa_fwd_text = f"{best_fwd:>10.1f}" if best_fwd else f"{'-':>10}"
+            sdpa_fb_text = f"{best_fb:>10.1f}" if best_fb else f"{'-':>10}"
             print(f"{str((b, h, t, d)):<20}{str(causal):>7}"
                   + "".join(f"{fuse[v]['fwd_tflops']:>13.1f}" for v in variants)
-                  + f"{best_fwd:>10.1f}"
+                  + sdpa_fwd_text
                   + "".join(f"{fuse[v]['fwd_bwd_tflops']:>13.1f}" for v in variants)
-                  + f"{best_fb:>10.1f}", flush=True)
+                  + sdpa_fb_text, flush=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=2)
 
