@@ -121,27 +121,21 @@ LogicalResult lowerOp(Operation *op, func::ReturnOp terminator,
 }
 
 /// Returned values that are not already in the caller's output memory (an
-/// argument returned as it is, a value returned twice) are copied there.
-LogicalResult copyResults(func::ReturnOp terminator, CodegenContext &context) {
+/// argument returned as it is, a value returned twice, a dense constant) are
+/// copied there; splat constants, which have no memory, are written there.
+void copyResults(func::ReturnOp terminator, CodegenContext &context) {
   for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
     BufferRef output = BufferRef::output(static_cast<int64_t>(i));
     const ValueLocation &where = context.location(value);
     int64_t bytes = numElements(shapeOf(value)) *
                     static_cast<int64_t>(dtypeSize(dtypeOf(value)));
     if (where.literal) {
-      auto splat = cast<DenseElementsAttr>(cast<ConstantOp>(where.splat).getValue());
-      bool zero = isFloat(dtypeOf(value)) ? splat.getSplatValue<APFloat>().isZero()
-                                          : splat.getSplatValue<APInt>().isZero();
-      if (!zero)
-        return terminator.emitError() << "returning a non-zero splat constant "
-                                         "(result #" << i << ") is not supported";
-      context.addFill({output, bytes}, "zero result " + std::to_string(i));
+      lowerSplatFill(where, value, output, "result " + std::to_string(i), context);
     } else if (!(*where.buffer == output)) {
       context.addCopy({*where.buffer, output, bytes},
                       "copy to result " + std::to_string(i));
     }
   }
-  return success();
 }
 
 } // namespace
@@ -175,8 +169,7 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
   for (Operation &op : body.without_terminator())
     if (failed(lowerOp(&op, terminator, context)))
       return failure();
-  if (failed(copyResults(terminator, context)))
-    return failure();
+  copyResults(terminator, context);
 
   // Every kernel names the helpers it uses with their dependencies; the
   // executable carries their text.

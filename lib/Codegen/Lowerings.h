@@ -55,6 +55,12 @@ mlir::FailureOr<bool> lowerFlashAttention(mlir::fuse::FusionOp fusion,
 std::array<int64_t, 3> attentionMaskStrides(mlir::Value mask);
 mlir::LogicalResult lowerScatterAdd(mlir::fuse::ScatterAddOp scatter,
                                     CodegenContext &context);
+/// Writes the splat constant at `splat` (a location with a literal) into
+/// `out` with `value`'s type and shape: a memset when its bits are all zero,
+/// else a fill kernel. `label` names the step ("result 3").
+void lowerSplatFill(const ValueLocation &splat, mlir::Value value,
+                    const runtime::BufferRef &out, const std::string &label,
+                    CodegenContext &context);
 
 /// A reduction seen as `kept` independent reductions of `reduced` elements.
 struct ReductionShape {

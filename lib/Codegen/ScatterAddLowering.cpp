@@ -1,7 +1,7 @@
 //===- ScatterAddLowering.cpp - Embedding backward with atomics -----------===//
 //
 // `fuse.scatter_add %dest[%indices], %updates`: the result starts as dest
-// (a fill when dest is a zero splat, else a copy unless planned in place),
+// (written there when dest is a splat, else a copy unless planned in place),
 // then every element of `updates` is added at its index with atomicAdd, so
 // repeated indices accumulate. f32 results only (atomicAdd on f32).
 //
@@ -26,11 +26,7 @@ LogicalResult lowerScatterAdd(ScatterAddOp scatter, CodegenContext &context) {
   std::string label = describeOp(scatter);
   const ValueLocation &dest = context.location(scatter.getDest());
   if (dest.literal) {
-    auto splat = cast<DenseElementsAttr>(cast<ConstantOp>(dest.splat).getValue());
-    if (!splat.getSplatValue<APFloat>().isZero())
-      return scatter.emitError() << "scatter_add onto a non-zero splat is not "
-                                    "supported by the CUDA code generator";
-    context.addFill({out, bytes}, "zero " + label);
+    lowerSplatFill(dest, result, out, label, context);
   } else if (!(*dest.buffer == out)) {
     context.addCopy({*dest.buffer, out, bytes}, "start " + label);
   }
