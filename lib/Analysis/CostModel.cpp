@@ -141,7 +141,7 @@ FailureOr<OpCost> mlir::fuse::computeOpCost(Operation *op) {
         return kernel(op, 2 * attentionForward(op.getQuery(), op.getKey(),
                                                op.getValue()));
       })
-      .Case<ReduceOp, ArgmaxOp>([](Operation *op) {
+      .Case<ReduceOp, ArgmaxOp, CumsumOp>([](Operation *op) {
         return kernel(op, numElements(op->getOperand(0)));
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *op) {

@@ -1,7 +1,8 @@
-//===- ContractionEval.cpp - reduce, argmax and matmul --------------------===//
+//===- ContractionEval.cpp - reduce, argmax, cumsum and matmul -----------===//
 //
 // Accumulation is in f32 for float data (i64 for integers), in index order,
-// and the result is rounded once to its dtype.
+// and each result element is rounded once to its dtype (cumsum rounds every
+// prefix sum it stores, but keeps accumulating the f32 sum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +103,29 @@ void evalArgmax(ArgmaxOp op, const HostTensor &in, HostTensor &out) {
   }
 }
 
+void evalCumsum(CumsumOp op, const HostTensor &in, HostTensor &out) {
+  AxisView view = viewAround(in.shape(), op.getDim());
+  for (int64_t o = 0; o < view.outer; ++o) {
+    for (int64_t n = 0; n < view.inner; ++n) {
+      float floatSum = 0.0f;
+      int64_t intSum = 0;
+      for (int64_t s = 0; s < view.size; ++s) {
+        int64_t at = (o * view.size + s) * view.inner + n;
+        if (in.isFloat()) {
+          floatSum += in.floats()[at];
+          out.set(at, floatSum);
+        } else {
+          // Unsigned addition: i64 overflow wraps (as on the GPU) instead
+          // of being undefined.
+          intSum = static_cast<int64_t>(static_cast<uint64_t>(intSum) +
+                                        static_cast<uint64_t>(in.ints()[at]));
+          out.setInt(at, intSum);
+        }
+      }
+    }
+  }
+}
+
 /// Copies the last two dims of `in` (batch `b`) into a row-major
 /// [rows, cols] matrix, transposing if asked.
 void loadMatrix(const HostTensor &in, int64_t b, bool transpose,
@@ -156,6 +180,10 @@ EvalResult mlir::fuse::interp::evalContraction(Operation *op, Operands operands,
   }
   if (auto argmax = llvm::dyn_cast<ArgmaxOp>(op)) {
     evalArgmax(argmax, *operands[0], results[0]);
+    return success();
+  }
+  if (auto cumsum = llvm::dyn_cast<CumsumOp>(op)) {
+    evalCumsum(cumsum, *operands[0], results[0]);
     return success();
   }
   if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {

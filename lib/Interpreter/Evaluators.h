@@ -32,7 +32,7 @@ EvalResult evalElementwise(Operation *op, Operands operands, Results results);
 EvalResult evalGenerator(Operation *op, Operands operands, Results results);
 /// broadcast_in_dim, reshape, transpose, slice, concat, gather, scatter_add.
 EvalResult evalShape(Operation *op, Operands operands, Results results);
-/// reduce, argmax, matmul.
+/// reduce, argmax, cumsum, matmul.
 EvalResult evalContraction(Operation *op, Operands operands, Results results);
 /// softmax, log_softmax, layer_norm, rms_norm.
 EvalResult evalNormalization(Operation *op, Operands operands, Results results);

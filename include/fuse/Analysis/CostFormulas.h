@@ -23,7 +23,7 @@
 // - elementwise: 1 FLOP per output element, transcendentals (exp, tanh,
 //   erf, gelu, ...), comparisons, selects and casts included: MFU ignores
 //   them anyway, and a per-op count that stays simple is easier to check.
-// - reductions (reduce, argmax): 1 FLOP per input element.
+// - reductions (reduce, argmax) and cumsum: 1 FLOP per input element.
 // - softmax-like and norm ops: a small constant per element (see below).
 // - shape ops, constants, iota, random: 0 FLOPs.
 //

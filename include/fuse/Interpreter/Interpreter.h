@@ -6,8 +6,8 @@
 //
 // - f16 and bf16 values are rounded to nearest even every time one is stored
 //   (after every op); elementwise math on them runs in f32.
-// - matmul, reductions, norms, softmax, attention and cross entropy
-//   accumulate in f32 (integer reductions in i64).
+// - matmul, reductions, cumsum, norms, softmax, attention and cross entropy
+//   accumulate in f32 (integer reductions and cumsum in i64).
 // - fuse.random uses kernels/philox.cuh, the same code the GPU kernels
 //   compile, so random ops give identical bits on both.
 // - Attention dropout drops score (b, h, i, j) of the [B, Hq, Tq, Tk] score

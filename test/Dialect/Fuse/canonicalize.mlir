@@ -150,3 +150,17 @@ func.func @keep_narrow(%x: tensor<2x4xbf16>, %y: tensor<2x4xf16>) -> (tensor<4x2
   %zn = fuse.cast %z : tensor<2x4xf32> to tensor<2x4xf16>
   return %xt, %xw, %c, %zn : tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x4xf32>, tensor<2x4xf16>
 }
+
+// -----
+
+// A cumsum along a dimension of size 1 is its operand; along a longer one it
+// stays.
+// CHECK-LABEL: func.func @cumsum_of_one
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x1xf32>, %[[Y:[^:]+]]: tensor<4x2xf32>)
+// CHECK-NEXT: %[[C:.+]] = fuse.cumsum %[[Y]], dim = 1
+// CHECK-NEXT: return %[[X]], %[[C]]
+func.func @cumsum_of_one(%x: tensor<4x1xf32>, %y: tensor<4x2xf32>) -> (tensor<4x1xf32>, tensor<4x2xf32>) {
+  %a = fuse.cumsum %x, dim = 1 : tensor<4x1xf32>
+  %b = fuse.cumsum %y, dim = 1 : tensor<4x2xf32>
+  return %a, %b : tensor<4x1xf32>, tensor<4x2xf32>
+}

@@ -811,6 +811,50 @@ func.func @argmax_keepdim_result(%logits: tensor<2x16x128xf32>) -> tensor<2x16xi
 // -----
 
 //===----------------------------------------------------------------------===//
+// fuse.cumsum
+//===----------------------------------------------------------------------===//
+
+func.func @cumsum_dim_out_of_range(%x: tensor<2x16xi64>) -> tensor<2x16xi64> {
+  // expected-error @+1 {{'fuse.cumsum' op dim 2 is out of range for operand rank 2}}
+  %y = fuse.cumsum %x, dim = 2 : tensor<2x16xi64>
+  return %y : tensor<2x16xi64>
+}
+
+// -----
+
+func.func @cumsum_negative_dim(%x: tensor<2x16xi64>) -> tensor<2x16xi64> {
+  // expected-error @+1 {{'fuse.cumsum' op attribute 'dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %y = fuse.cumsum %x, dim = -1 : tensor<2x16xi64>
+  return %y : tensor<2x16xi64>
+}
+
+// -----
+
+func.func @cumsum_scalar(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'fuse.cumsum' op dim 0 is out of range for operand rank 0 (a 0-d tensor is its own cumsum)}}
+  %y = fuse.cumsum %x, dim = 0 : tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+func.func @cumsum_bool(%x: tensor<2x16xi1>) -> tensor<2x16xi1> {
+  // expected-error @+1 {{'fuse.cumsum' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values, but got 'tensor<2x16xi1>'}}
+  %y = fuse.cumsum %x, dim = 1 : tensor<2x16xi1>
+  return %y : tensor<2x16xi1>
+}
+
+// -----
+
+func.func @cumsum_result_type(%x: tensor<2x16xi32>) -> tensor<2x16xi64> {
+  // expected-error @+1 {{'fuse.cumsum' op requires the same type for all operands and results}}
+  %y = "fuse.cumsum"(%x) {dim = 1 : i64} : (tensor<2x16xi32>) -> tensor<2x16xi64>
+  return %y : tensor<2x16xi64>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // fuse.matmul
 //===----------------------------------------------------------------------===//
 

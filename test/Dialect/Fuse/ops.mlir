@@ -792,6 +792,27 @@ func.func @argmax(%logits: tensor<2x16x128xf32>, %h: tensor<2x128xf16>, %g: tens
 
 // -----
 
+// Prefix sums along any dimension, in every numeric type (RoBERTa's position
+// ids; a float cumsum's backward).
+// CHECK-LABEL: func.func @cumsum(
+// CHECK-SAME: %[[MASK:.+]]: tensor<2x16xi64>, %[[M32:.+]]: tensor<2x16xi32>, %[[X:.+]]: tensor<2x16x8xf32>, %[[H:.+]]: tensor<2x16xf16>, %[[G:.+]]: tensor<2x16xbf16>)
+// CHECK: %[[P:.+]] = fuse.cumsum %[[MASK]], dim = 1 : tensor<2x16xi64>
+// CHECK: %[[P32:.+]] = fuse.cumsum %[[M32]], dim = 0 : tensor<2x16xi32>
+// CHECK: %[[C:.+]] = fuse.cumsum %[[X]], dim = 1 : tensor<2x16x8xf32>
+// CHECK: %[[CH:.+]] = fuse.cumsum %[[H]], dim = 1 : tensor<2x16xf16>
+// CHECK: %[[CG:.+]] = fuse.cumsum %[[G]], dim = 0 : tensor<2x16xbf16>
+// CHECK: return %[[P]], %[[P32]], %[[C]], %[[CH]], %[[CG]]
+func.func @cumsum(%mask: tensor<2x16xi64>, %m32: tensor<2x16xi32>, %x: tensor<2x16x8xf32>, %h: tensor<2x16xf16>, %g: tensor<2x16xbf16>) -> (tensor<2x16xi64>, tensor<2x16xi32>, tensor<2x16x8xf32>, tensor<2x16xf16>, tensor<2x16xbf16>) {
+  %p = fuse.cumsum %mask, dim = 1 : tensor<2x16xi64>
+  %p32 = fuse.cumsum %m32, dim = 0 : tensor<2x16xi32>
+  %c = fuse.cumsum %x, dim = 1 : tensor<2x16x8xf32>
+  %ch = fuse.cumsum %h, dim = 1 : tensor<2x16xf16>
+  %cg = fuse.cumsum %g, dim = 0 : tensor<2x16xbf16>
+  return %p, %p32, %c, %ch, %cg : tensor<2x16xi64>, tensor<2x16xi32>, tensor<2x16x8xf32>, tensor<2x16xf16>, tensor<2x16xbf16>
+}
+
+// -----
+
 // Plain and transposed 2-D products.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[X:.+]]: tensor<32x64xf32>, %[[W:.+]]: tensor<64x256xf32>, %[[WT:.+]]: tensor<256x64xf32>, %[[DY:.+]]: tensor<32x256xf32>, %[[XH:.+]]: tensor<32x64xf16>, %[[WH:.+]]: tensor<64x256xf16>) -> (tensor<32x256xf32>, tensor<32x256xf32>, tensor<64x256xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x256xf16>)

@@ -878,6 +878,34 @@ def reduction_cases(h):
                    [("%r", "i64", y)])
 
 
+def cumsum_cases(h):
+    fam = "cumsum"
+    shape = (3, 5, 7)
+    for dtype in ("f32", "bf16", "f16"):
+        # An offset keeps prefix sums away from cancellation.
+        x = h.normal(shape, dtype, 1.0, 0.5)
+        for dim in (0, 1, 2):
+            h.case(fam, "cumsum", "%s dim=%d" % (dtype, dim), [(dtype, x)],
+                   ["%%r = fuse.cumsum %%a0, dim = %d : %s" % (dim, T(shape, dtype))],
+                   [("%r", dtype, np.cumsum(x, axis=dim))], kind="reduce")
+    for dtype in ("i64", "i32"):
+        x = h.ints(shape, -1000, 1000)
+        for dim in (1, 2):
+            h.case(fam, "cumsum", "%s dim=%d" % (dtype, dim), [(dtype, x)],
+                   ["%%r = fuse.cumsum %%a0, dim = %d : %s" % (dim, T(shape, dtype))],
+                   [("%r", dtype, np.cumsum(x, axis=dim))])
+    # i32 prefix sums past 2^31 wrap to the type's width, as on the GPU.
+    x = h.ints((2, 9), 2**29, 2**30)
+    h.case(fam, "cumsum_wraps", "i32 dim=1", [("i32", x)],
+           ["%%r = fuse.cumsum %%a0, dim = 1 : %s" % T((2, 9), "i32")],
+           [("%r", "i32", wrap_i32(np.cumsum(x, axis=1)))])
+    # RoBERTa's position ids: cumsum of a padding mask.
+    mask = h.bools((4, 12), 0.8).astype(np.int64)
+    h.case(fam, "cumsum_mask", "i64 dim=1", [("i64", mask)],
+           ["%%r = fuse.cumsum %%a0, dim = 1 : %s" % T((4, 12), "i64")],
+           [("%r", "i64", np.cumsum(mask, axis=1))])
+
+
 def matmul_cases(h):
     fam = "matmul"
     configs = (
@@ -1277,7 +1305,7 @@ def main(argv):
     h = Harness(fuse_run, scratch, seed)
     start = time.time()
     for cases in (elementwise_cases, compare_cases, select_cases, cast_cases, generator_cases, shape_cases,
-                  reduction_cases, matmul_cases, normalization_cases, attention_cases, cross_entropy_cases,
+                  reduction_cases, cumsum_cases, matmul_cases, normalization_cases, attention_cases, cross_entropy_cases,
                   fusion_cases, random_cases):
         try:
             cases(h)

@@ -57,6 +57,26 @@ LogicalResult ArgmaxOp::inferReturnTypes(
 }
 
 //===----------------------------------------------------------------------===//
+// CumsumOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumsumOp::verify() {
+  int64_t rank = getType().getRank();
+  if (static_cast<int64_t>(getDim()) >= rank)
+    return emitOpError() << "dim " << getDim()
+                         << " is out of range for operand rank " << rank
+                         << (rank == 0 ? " (a 0-d tensor is its own cumsum)" : "");
+  return success();
+}
+
+OpFoldResult CumsumOp::fold(FoldAdaptor) {
+  // Along a dimension of size 1 every element is its own prefix sum.
+  if (getType().getDimSize(getDim()) == 1)
+    return getOperand();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//
 

@@ -470,6 +470,33 @@ def Fuse_ArgmaxOp : Fuse_Op<"argmax", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def Fuse_CumsumOp : Fuse_Op<"cumsum", [Pure, SameOperandsAndResultType,
+                                       InferTypeOpInterface]> {
+  let summary = "inclusive prefix sum along one dimension (torch.cumsum)";
+  let description = [{
+    `result[..., i, ...] = sum(operand[..., 0..i, ...])` along `dim`: each
+    element is the sum of the elements before it along `dim` and itself.
+    The result has the operand's type: torch.cumsum's promotion of integer
+    and boolean inputs to `i64` is an explicit `fuse.cast` first. Floats
+    accumulate in f32 (f16 and bf16 data too) and each element is rounded
+    once to the result type; integers accumulate in i64 and wrap to the
+    result's width. The backward of a float cumsum is a cumsum of the
+    reversed gradient, reversed again.
+
+    Example:
+
+    ```mlir
+    %positions = fuse.cumsum %mask, dim = 1 : tensor<8x512xi64>
+    ```
+  }];
+  let arguments = (ins Fuse_NumericTensor:$operand,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Fuse_NumericTensor:$result);
+  let assemblyFormat = "$operand `,` `dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra.
 //===----------------------------------------------------------------------===//
