@@ -115,9 +115,11 @@ LogicalResult lowerOp(Operation *op, func::ReturnOp terminator,
     return lowerMatmul(matmul, context);
   if (auto scatter = dyn_cast<ScatterAddOp>(op))
     return lowerScatterAdd(scatter, context);
+  if (auto cumsum = dyn_cast<CumsumOp>(op))
+    return lowerCumsum(cumsum, context);
   return op->emitError() << "the CUDA code generator expects top-level ops to "
-                            "be fusions, matmuls, scatter_adds, reshapes and "
-                            "constants (run fuse-pipeline first)";
+                            "be fusions, matmuls, scatter_adds, cumsums, "
+                            "reshapes and constants (run fuse-pipeline first)";
 }
 
 /// Returned values that are not already in the caller's output memory (an

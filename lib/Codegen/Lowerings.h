@@ -55,6 +55,10 @@ mlir::FailureOr<bool> lowerFlashAttention(mlir::fuse::FusionOp fusion,
 std::array<int64_t, 3> attentionMaskStrides(mlir::Value mask);
 mlir::LogicalResult lowerScatterAdd(mlir::fuse::ScatterAddOp scatter,
                                     CodegenContext &context);
+/// A prefix sum: a warp-shuffle scan per row along the last dimension, a
+/// sequential scan per column along any other.
+mlir::LogicalResult lowerCumsum(mlir::fuse::CumsumOp cumsum,
+                                CodegenContext &context);
 /// Writes the splat constant at `splat` (a location with a literal) into
 /// `out` with `value`'s type and shape: a memset when its bits are all zero,
 /// else a fill kernel. `label` names the step ("result 3").

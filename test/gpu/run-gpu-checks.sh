@@ -9,7 +9,8 @@
 # and attention-fallback.mlir (mask and dropout where the flash kernels do
 # not run) in bf16 and f32, and on test/Codegen/Inputs/constant-results.mlir
 # (splat, dense and iota-computed results of every dtype, written by fill
-# and loop kernels) in bf16 and f32. Where there is no GPU it prints why and exits 77,
+# and loop kernels) and test/Codegen/Inputs/cumsum.mlir (warp and column
+# scans of fuse.cumsum in every dtype) in bf16 and f32. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
 #
 #   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)
@@ -69,12 +70,15 @@ for entry in head_dim_80 boolean_padding_mask; do
   check "attention-fallback $entry (bf16)" "$fallback" --entry "$entry"
   check "attention-fallback $entry (f32)" "$fallback" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
 done
-# Results that do not depend on the inputs: fill kernels, memsets, copies
-# from the constant pool, loop kernels without inputs.
-constants=$root/test/Codegen/Inputs/constant-results.mlir
-for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$constants" | cut -d@ -f2); do
-  check "constant-results $entry (bf16)" "$constants" --entry "$entry"
-  check "constant-results $entry (f32)" "$constants" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
+# Results that do not depend on the inputs (fill kernels, memsets, copies
+# from the constant pool, loop kernels without inputs) and fuse.cumsum's
+# scan kernels.
+for graph in constant-results cumsum; do
+  file=$root/test/Codegen/Inputs/$graph.mlir
+  for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$file" | cut -d@ -f2); do
+    check "$graph $entry (bf16)" "$file" --entry "$entry"
+    check "$graph $entry (f32)" "$file" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
+  done
 done
 for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$edge" | cut -d@ -f2); do
   check "edge-sizes $entry (bf16)" "$edge" --entry "$entry"
