@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from . import _aten_ops
+from ._aten_common import broadcast
 from ._values import (ELEMENT_TO_TORCH, POISON as _POISON, Const, ExportError, Poison,
                       Unsupported, element_of)
 from ._source import describe_location, source_location
@@ -297,18 +298,24 @@ class Converter:
         if seen is not None:
             return seen[1]
         if const.splat is not None:
-            attr = dense_attr(np.array([_python_scalar(const.splat, element)]), element)
+            value = self._dense(dense_attr(np.array([_python_scalar(const.splat, element)]), element), type_)
         else:
-            tensor = const.tensor
-            if tuple(tensor.shape) != shape:
-                tensor = tensor.broadcast_to(shape)
-            attr = dense_attr(_to_numpy(tensor, element), element)
+            # Written at the size of what it holds, then broadcast in the
+            # graph: a causal mask repeated over the batch and heads costs
+            # T x T elements of text, not B x H x T x T.
+            tensor = _without_repeats(const.tensor)
+            stored = TensorType(tuple(tensor.shape), element)
+            value = self._dense(dense_attr(_to_numpy(tensor, element), element), stored)
+            value = broadcast(self, value, shape)
+        self._constants_by_id[(id(const), type_)] = (const, value)
+        return value
+
+    def _dense(self, attr, type_):
         # One op per distinct constant: the rotary tables that every layer
         # recomputes in PyTorch enter the graph once.
         key = (attr, type_)
         if key not in self._constants:
             self._constants[key] = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
-        self._constants_by_id[(id(const), type_)] = (const, self._constants[key])
         return self._constants[key]
 
     def splat(self, scalar, type_):
@@ -336,6 +343,23 @@ class Converter:
     def producer(self, value):
         """(ATen target, fx node) that produced a Value, or (None, None)."""
         return self.producers.get(id(value), (None, None))
+
+
+# Constants under this many elements are written as they are: checking them
+# for repeats would cost more than it saves.
+_REPEAT_CHECK_ELEMENTS = 4096
+
+
+def _without_repeats(tensor):
+    """`tensor` narrowed to size 1 along every dimension over which it only
+    repeats itself (an expanded view, or a mask materialised per batch
+    entry); broadcasting the result back gives `tensor`."""
+    if tensor.numel() <= _REPEAT_CHECK_ELEMENTS:
+        return tensor
+    for dim, size in enumerate(tensor.shape):
+        if size > 1 and (tensor.stride(dim) == 0 or bool((tensor == tensor.narrow(dim, 0, 1)).all())):
+            tensor = tensor.narrow(dim, 0, 1)
+    return tensor
 
 
 def _python_scalar(value, element):

@@ -196,26 +196,37 @@ class _Specialized:
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
         views, input_free = _return_roots(traced)
-        self.plan = [(("constant" if input_free[views[e[1]][0]] else "output"),) + views[e[1]]
+        # Results that depend on no input are computed here once, in torch,
+        # and never enter the Fuse graph: a causal mask saved for the
+        # backward would otherwise be written into the graph's text as a
+        # B x H x T x T literal and computed by a kernel every step.
+        self.host_constants, kept = _split_input_free(traced, input_free)
+        self.plan = [(("constant",) + views[e[1]] if input_free[views[e[1]][0]]
+                      else ("output", kept[views[e[1]][0]], views[e[1]][1]))
                      if e[0] == "output" else e for e in plan]
         self.cached, self.shared_constants = {}, None
-        arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
-                     for i in self.tensor_positions]
-        name = f"{kind}_{next(_names)}"
-        text = export_graph(traced, retrace=False, arg_names=arg_names, name=name)
-        self.compiled = compiler.compile(text, name=name, progress=False, **options)
-        # The backend's callers (AOTAutograd) do not choose strides.
-        self.compiled.contiguous_copy = True
+        self.compiled = None
+        if kept:
+            arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
+                         for i in self.tensor_positions]
+            name = f"{kind}_{next(_names)}"
+            text = export_graph(traced, retrace=False, arg_names=arg_names, name=name)
+            self.compiled = compiler.compile(text, name=name, progress=False, **options)
+            # The backend's callers (AOTAutograd) do not choose strides.
+            self.compiled.contiguous_copy = True
 
     def __call__(self, args):
         compiled = self.compiled
         tensors = [args[i] for i in self.tensor_positions]
+        device = compiled.device if compiled is not None else _device_of(tensors)
         # A scalar kept on the CPU (a Python number dynamo made a tensor)
         # goes to the device; anything larger there is the caller's error.
-        tensors = [t.to(compiled.device) if t.device.type == "cpu" and t.numel() <= 1 else t for t in tensors]
-        inputs = compiled.check_inputs(tensors)
-        outputs = compiled.allocate_outputs(inputs)
-        compiled.run(inputs, outputs, check=False)
+        tensors = [t.to(device) if t.device.type == "cpu" and t.numel() <= 1 else t for t in tensors]
+        outputs = []
+        if compiled is not None:
+            inputs = compiled.check_inputs(tensors)
+            outputs = compiled.allocate_outputs(inputs)
+            compiled.run(inputs, outputs, check=False)
         result = []
         for position, entry in enumerate(self.plan):
             if entry[0] == "value":
@@ -224,7 +235,8 @@ class _Specialized:
             if entry[0] == "constant" and position in self.cached:
                 result.append(self.cached[position])
                 continue
-            tensor = outputs[entry[1]] if entry[2] is None else outputs[entry[1]].view(entry[2])
+            source = self.host_constants[entry[1]].to(device) if entry[0] == "constant" else outputs[entry[1]]
+            tensor = source if entry[2] is None else source.view(entry[2])
             if entry[0] == "constant":
                 # The same tensor every call: a backward graph that takes it
                 # can bake it in (and fold, e.g., a causal mask).
@@ -271,6 +283,42 @@ def _return_roots(traced):
     traced.graph.eliminate_dead_code()
     traced.recompile()
     return mapping, [_input_free(traced, root) for root in roots]
+
+
+def _split_input_free(traced, input_free):
+    """Evaluates the results of `traced` that `input_free` marks (they depend
+    on no input and draw no random numbers) on the CPU with real tensors,
+    and removes them from the graph's results. Returns ({result index:
+    tensor}, {result index: index among the results left}) in the indices
+    of the results before the split."""
+    import torch
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    roots = list(output.args[0])
+    free = [i for i, is_free in enumerate(input_free) if is_free]
+    if not free:
+        return {}, {i: i for i in range(len(roots))}
+    needed, stack = set(), [roots[i] for i in free]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, torch.fx.Node) and node not in needed:
+            needed.add(node)
+            stack.extend(node.all_input_nodes)
+    interpreter = torch.fx.Interpreter(traced)
+    with torch.no_grad():
+        for node in traced.graph.nodes:
+            if node in needed:
+                interpreter.env[node] = interpreter.run_node(node)
+    values = {i: interpreter.env[roots[i]] for i in free}
+    kept = [i for i in range(len(roots)) if i not in values]
+    output.args = (tuple(roots[i] for i in kept),)
+    traced.graph.eliminate_dead_code()
+    traced.recompile()
+    return values, {old: new for new, old in enumerate(kept)}
+
+
+def _device_of(tensors):
+    import torch
+    return next((t.device for t in tensors if t.device.type != "cpu"), torch.device("cuda"))
 
 
 def _input_free(traced, node):

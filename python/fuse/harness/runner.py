@@ -1,0 +1,244 @@
+"""Runs the harness: every (workload, mode, system) row in a process of its
+own, cold caches for every compiler, a second process for the warm compile,
+the rows judged against eager autocast's error, JSON in one schema.
+
+Processes: the runner imports torch (never initialising CUDA) and forks a
+child per measurement, so a child starts with torch imported but with no
+CUDA context, no compiled code and no in-memory compile cache of an earlier
+row; the warm-compile child is forked the same way after the cold one has
+filled the on-disk caches. Each row gets empty cache directories of its own
+(TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR, FUSE_CACHE_DIR), deleted after
+its warm child.
+
+Schema (results JSON): {"gpu", "date", "torch", "command", "config",
+"method": {...}, "rows": [row, ...]}, a row holding ROW_FIELDS (None where
+a figure does not apply) and the extra figures EXTRA_FIELDS.
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+from .measure import STEPS, THROUGHPUT_STEPS, WARMUP
+from .systems import COMPILERS, SYSTEMS
+
+ROW_FIELDS = ("model", "batch", "seq", "mode", "system", "ms", "throughput_ms", "peak_gib", "kernels", "mfu",
+              "compile_cold_s", "compile_warm_s", "loss_rel_err", "grad_rel_err", "fallbacks", "error")
+EXTRA_FIELDS = ("kernel_ms", "worst_param", "worst_param_rel_err", "eager_loss_rel_err", "eager_grad_rel_err",
+                "torch_allocated_peak_gib", "description")
+# A compiled system fails a row when its error against f32 exceeds this
+# factor times eager autocast's on the same step. An eager error under the
+# floor counts as the floor: below it the comparison is between roundings of
+# a few elements, not between the systems' precision.
+TOLERANCE_FACTOR = 2.0
+ERROR_FLOOR = {"loss_rel_err": 1e-4, "grad_rel_err": 1e-3}
+ROW_TIMEOUT_S = 900
+
+DEFAULT_SETTINGS = {"steps": STEPS, "throughput_steps": THROUGHPUT_STEPS, "warmup": WARMUP}
+
+
+def method(settings):
+    """How every figure of a row is measured, as the results file records it."""
+    steps, throughput, warmup = settings["steps"], settings["throughput_steps"], settings["warmup"]
+    return {
+        "ms": f"median of {steps} steps after {warmup} warm-up steps, CUDA events around each step and a "
+              "synchronize after it",
+        "throughput_ms": f"{throughput} steps back to back between two CUDA events, divided by {throughput}",
+        "peak_gib": "device memory in use (cudaMemGetInfo) above the idle baseline before the model reached "
+                    "the GPU, sampled after every timed step; torch's cache emptied once before timing",
+        "kernels": "GPU kernels of one step in the torch profiler's trace (CUPTI; CUDA graph replays "
+                   "included; no memcpy/memset)",
+        "compile": "wall time of the first 3 steps less 3 steady steps; cold: empty TORCHINDUCTOR_CACHE_DIR, "
+                   "TRITON_CACHE_DIR and FUSE_CACHE_DIR in a new process; warm: a new process with those filled",
+        "errors": "against f32 eager (TF32 off), same weights and batch, first step: the loss's relative "
+                  "error and the gradients' global relative norm; inference: the logits' relative norm",
+        "failed": f"a compiled row fails when an error exceeds {TOLERANCE_FACTOR:g}x eager autocast's on the "
+                  f"same step (floors {ERROR_FLOOR})",
+        "mfu": "PaLM FLOPs (6N + 12LHQT per trained token, 2N + 4LHQT per inferred token) over 989 TFLOP/s",
+        "processes": "one process per row, forked from a runner that never initialised CUDA",
+    }
+
+
+def _child(connection, function, args, kwargs):
+    try:
+        result = function(*args, **kwargs)
+    except BaseException as error:  # reported as the row's error, never lost
+        traceback.print_exc()
+        result = {"error": f"{type(error).__name__}: {str(error).strip()[:2000]}"}
+    try:
+        connection.send(result)
+    finally:
+        connection.close()
+
+
+def run_in_child(function, *args, env=None, timeout=ROW_TIMEOUT_S, **kwargs):
+    """function(*args, **kwargs) in a forked process with `env` added to its
+    environment; its dict result, or {"error": ...} when it raised, died or
+    ran past `timeout` seconds."""
+    import multiprocessing
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        raise RuntimeError("the harness forks a process per measurement, which cannot use CUDA once this "
+                           "process has: run it from a process that has not touched the GPU "
+                           "(python -m fuse.compare, bench/run.py)")
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        process = context.Process(target=_child, args=(send, function, args, kwargs))
+        process.start()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    send.close()
+    try:
+        if receive.poll(timeout):
+            result = receive.recv()
+        else:
+            result = {"error": f"timed out after {timeout} s"}
+    except EOFError:
+        result = None
+    process.join(30)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    if result is None:
+        result = {"error": f"the measuring process died (exit code {process.exitcode})"}
+    return result
+
+
+def cache_environment(root):
+    return {"TORCHINDUCTOR_CACHE_DIR": os.path.join(root, "inductor"),
+            "TRITON_CACHE_DIR": os.path.join(root, "triton"),
+            "FUSE_CACHE_DIR": os.path.join(root, "fuse")}
+
+
+def judge(row):
+    """Marks `row` failed (its "error") when a compiled system's error
+    exceeds TOLERANCE_FACTOR times eager autocast's; returns the row."""
+    if row.get("error") or row["system"] == "eager":
+        return row
+    for metric in ("loss_rel_err", "grad_rel_err"):
+        value, eager = row.get(metric), row.get("eager_" + metric)
+        if value is None or eager is None:
+            continue
+        limit = TOLERANCE_FACTOR * max(eager, ERROR_FLOOR[metric])
+        if value > limit:
+            row["error"] = (f"{metric} {value:.2e} exceeds {TOLERANCE_FACTOR:g}x eager autocast's "
+                            f"({eager:.2e}, floor {ERROR_FLOOR[metric]:g})")
+    return row
+
+
+def measure_row(workload, mode, system, settings=None):
+    """One row: the cold measurement and, for a compiler, the warm compile,
+    each in a new process."""
+    from . import measure
+    root = tempfile.mkdtemp(prefix="fuse-harness-")
+    env = cache_environment(root)
+    try:
+        row = run_in_child(measure.measure, workload, mode, system, env=env, **(settings or DEFAULT_SETTINGS))
+        if system in COMPILERS and not row.get("error") and row.get("ms"):
+            warm = run_in_child(measure.measure_warm_compile, workload, mode, system, row["ms"], env=env)
+            row["compile_warm_s"] = warm.get("compile_warm_s")
+            if warm.get("error"):
+                row["error"] = "warm compile: " + warm["error"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    row.update(model=workload.name, batch=workload.batch, seq=workload.seq, mode=mode, system=system)
+    full = {field: row.get(field) for field in ROW_FIELDS}
+    full.update({field: row.get(field) for field in EXTRA_FIELDS if field in row})
+    return judge(full)
+
+
+def _probe_gpu():
+    import torch
+    return {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+
+
+def gpu_name():
+    """The GPU's name, asked in a child: the runner itself must never touch
+    CUDA (a forked child of a process that did cannot use it)."""
+    return run_in_child(_probe_gpu, timeout=120).get("gpu")
+
+
+def new_results(command, config, settings=None, gpu=None):
+    import torch
+    settings = dict(settings or DEFAULT_SETTINGS)
+    return {"gpu": gpu, "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__, "command": command,
+            "config": config, "settings": settings, "method": method(settings), "rows": []}
+
+
+def measured(results):
+    """(model, mode, system) of the rows `results` holds without an error."""
+    return {(r["model"], r["mode"], r["system"]) for r in results["rows"] if not r.get("error")}
+
+
+def row_order(names, modes, systems):
+    def key(row):
+        index = lambda seq, x: seq.index(x) if x in seq else len(seq)  # noqa: E731
+        return (index(names, row["model"]), index(modes, row["mode"]), index(systems, row["system"]))
+    return key
+
+
+def run(workloads, modes, systems, results, *, save=None, log=sys.stderr):
+    """Measures every (workload, mode, system) row `results` does not hold
+    yet (a row with an error is measured again), calling save(results) after
+    each; returns the results."""
+    for name in modes:
+        if name not in ("train", "infer"):
+            raise ValueError(f"mode must be train or infer, not {name!r}")
+    for system in systems:
+        if system not in SYSTEMS:
+            raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+    done = measured(results)
+    order = row_order([w.name for w in workloads], list(modes), list(systems))
+    for workload in workloads:
+        for mode in modes:
+            for system in systems:
+                if (workload.name, mode, system) in done:
+                    print(f"{workload.name} {mode} {system}: measured already", file=log)
+                    continue
+                print(f"[{time.strftime('%H:%M:%S')}] {workload.name} {mode} {system} ...", file=log, flush=True)
+                started = time.perf_counter()
+                row = measure_row(workload, mode, system, results.get("settings"))
+                results["rows"] = sorted(
+                    [r for r in results["rows"] if (r["model"], r["mode"], r["system"])
+                     != (workload.name, mode, system)] + [row], key=order)
+                print(f"    {summary(row)}  ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
+                if save:
+                    save(results)
+    return results
+
+
+def summary(row):
+    if row.get("error"):
+        return f"FAILED: {row['error'][:400]}"
+    fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+    return (f"{fmt(row['ms'], '.2f')} ms, {fmt(row['peak_gib'], '.2f')} GiB, {row['kernels']} kernels, "
+            f"compile {fmt(row['compile_cold_s'], '.1f')}/{fmt(row['compile_warm_s'], '.1f')} s, "
+            f"loss err {fmt(row['loss_rel_err'], '.1e')} (eager {fmt(row.get('eager_loss_rel_err'), '.1e')}), "
+            f"grad err {fmt(row['grad_rel_err'], '.1e')} (eager {fmt(row.get('eager_grad_rel_err'), '.1e')})")
+
+
+def failed_rows(results):
+    return [r for r in results["rows"] if r.get("error")]
+
+
+def save_json(results, path):
+    """Writes `results` to `path` through a temporary file (a run stopped
+    mid-write keeps the last complete file)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".json")
+    with os.fdopen(handle, "w") as f:
+        json.dump(results, f, indent=1)
+        f.write("\n")
+    os.replace(temporary, path)

@@ -1,0 +1,150 @@
+"""The systems the harness compares, each turned into a `step()` callable
+over the same model, batch and step function.
+
+    eager                     PyTorch, bf16 autocast
+    inductor                  torch.compile(step function), default mode
+    inductor-reduce-overhead  torch.compile(step function, mode="reduce-overhead")
+                              (CUDA graphs through cudagraph trees)
+    fuse-compile              torch.compile(step function, backend="fuse")
+    fuse-step                 training: fuse.compile_step(model, loss_fn, batch,
+                              amp="bf16"); inference: fuse.compile of the
+                              model's exported inference graph (amp="bf16",
+                              logits returned in bf16 as autocast returns them)
+
+The step function is the same Python function for eager and the three
+torch.compile systems, with the model *and* the loss inside the compiled
+region: `loss_fn(model(*inputs), *targets)` under bf16 autocast (training;
+the caller then runs `loss.backward()` with every `param.grad` set to None
+first), or `logits(model(*inputs))` under autocast and torch.no_grad
+(inference). fuse.compile_step takes the same model and loss_fn and
+compiles forward, loss and backward as one graph, writing `param.grad`.
+No system runs an optimizer.
+"""
+
+import dataclasses
+
+from .workloads import call_arguments, target_arguments
+
+SYSTEMS = ("eager", "inductor", "inductor-reduce-overhead", "fuse-compile", "fuse-step")
+COMPILERS = SYSTEMS[1:]
+
+
+@dataclasses.dataclass
+class Prepared:
+    """step() runs one step and returns its value (the loss, or the
+    logits); fallbacks() counts the graphs a compiler ran eagerly instead."""
+    step: object
+    fallbacks: object = lambda: 0  # noqa: E731
+    close: object = lambda: None  # noqa: E731
+
+
+def _torch_compiled(function, system):
+    import torch
+    if system == "eager":
+        return function
+    if system == "inductor":
+        return torch.compile(function)
+    if system == "inductor-reduce-overhead":
+        return torch.compile(function, mode="reduce-overhead")
+    if system == "fuse-compile":
+        import fuse  # noqa: F401  (registers the backend)
+        return torch.compile(function, backend="fuse")
+    raise ValueError(f"{system} is not a torch.compile system")
+
+
+def _fuse_fallbacks():
+    from .. import backend
+    return backend.stats["fallbacks"]
+
+
+def prepare_train(system, built, cache_dir):
+    """The training step of `system` on `built` (a workloads.Built on the GPU)."""
+    import torch
+    model = built.model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    if system == "fuse-step":
+        import fuse
+        batch = (built.train_inputs, built.train_targets)
+        compiled = fuse.compile_step(model, built.loss_fn, batch, amp="bf16", cache_dir=cache_dir)
+        return Prepared(lambda: compiled(batch), close=compiled.close)
+
+    loss_fn = built.loss_fn
+
+    def step_function(args, kwargs, targets):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return loss_fn(model(*args, **kwargs), *targets)
+
+    runner = _torch_compiled(step_function, system)
+    args, kwargs = call_arguments(built.train_inputs)
+    targets = target_arguments(built.train_targets)
+    mark_step = _step_marker(system)
+
+    def step():
+        for p in params:
+            p.grad = None
+        mark_step()
+        loss = runner(args, kwargs, targets)
+        loss.backward()
+        return loss
+
+    return Prepared(step, _fuse_fallbacks if system == "fuse-compile" else (lambda: 0))
+
+
+def prepare_infer(system, built, cache_dir):
+    """The inference step of `system` on `built`: the logits, bf16."""
+    import torch
+    model = built.model.eval()
+    if system == "fuse-step":
+        import fuse
+        from ..export import export_module
+        # The exporter traces on the CPU (a Fuse graph has no device).
+        device = next(model.parameters()).device
+        cpu_inputs = _to_cpu(built.infer_inputs)
+        text = export_module(model.cpu(), cpu_inputs, mode="infer")
+        model.to(device)
+        compiled = fuse.compile(text, amp="bf16", amp_results=True, cache_dir=cache_dir)
+        args, kwargs = call_arguments(built.infer_inputs)
+        tensors = [p.detach() for p in model.parameters()] + list(args) + list(kwargs.values())
+
+        def step():
+            return built.logits(compiled(*tensors))
+        return Prepared(step, close=compiled.close)
+
+    logits = built.logits
+
+    def step_function(args, kwargs):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return logits(model(*args, **kwargs))
+
+    runner = _torch_compiled(step_function, system)
+    args, kwargs = call_arguments(built.infer_inputs)
+    mark_step = _step_marker(system)
+
+    def step():
+        with torch.no_grad():
+            mark_step()
+            return runner(args, kwargs)
+
+    return Prepared(step, _fuse_fallbacks if system == "fuse-compile" else (lambda: 0))
+
+
+def _step_marker(system):
+    """cudagraph trees need to know where a step begins when one step's
+    outputs may still be alive at the next (torch's documented call)."""
+    import torch
+    if system == "inductor-reduce-overhead":
+        return torch.compiler.cudagraph_mark_step_begin
+    return lambda: None
+
+
+def _to_cpu(value):
+    from .workloads import to_device
+    return to_device(value, "cpu")
+
+
+def prepare(system, mode, built, cache_dir=None):
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+    if mode not in ("train", "infer"):
+        raise ValueError(f"mode must be 'train' or 'infer', not {mode!r}")
+    return (prepare_train if mode == "train" else prepare_infer)(system, built, cache_dir)

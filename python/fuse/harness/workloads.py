@@ -1,0 +1,244 @@
+"""What the harness measures: a model, its batch and its loss, built the
+same way in every process.
+
+A workload is built from a seed on the CPU (so every process that builds it
+holds the same weights and batch, whatever GPU it runs on) and then moved to
+the device. Built-in workloads:
+
+    gpt2      GPT-2 124M (HuggingFace GPT2LMHeadModel), B8 T1024
+    bert-b4   BERT-large sequence classification, B4 T512
+    bert-b32  the same, B32 T512
+    llama     a Llama-style decoder of about 160M parameters, B8 T1024
+    nanogpt   a plain nanoGPT-style nn.Module (harness/nanogpt.py) of GPT-2
+              124M shapes, B8 T1024, cross entropy inside forward
+
+each with a `tiny` config (2 layers, small width) for tests. Any other
+model comes as `module:function` (see `custom`).
+"""
+
+import dataclasses
+import importlib
+import inspect
+
+MODEL_NAMES = ("gpt2", "bert-b4", "bert-b32", "llama", "nanogpt")
+_BUILTIN_BATCH = {"gpt2": ("gpt2", None), "bert-b4": ("bert", 4), "bert-b32": ("bert", 32),
+                  "llama": ("llama", None)}
+
+
+@dataclasses.dataclass
+class Built:
+    """A workload's model and batch, on one device.
+
+    train_inputs / train_targets: what fuse.compile_step takes as its batch
+    (inputs for the model: tensor, tuple or dict; targets passed to loss_fn
+    after the output: tuple or dict, possibly empty); infer_inputs: what the
+    model takes in inference. loss_fn(output, *targets) is the scalar loss;
+    logits(output) picks the tensor an inference step returns."""
+    model: object
+    train_inputs: object
+    train_targets: object
+    infer_inputs: object
+    loss_fn: object
+    logits: object
+    train_flops_per_token: float
+    infer_flops_per_token: float
+    tokens: int
+    description: str
+
+
+@dataclasses.dataclass
+class Workload:
+    name: str
+    config: str
+    batch: int
+    seq: int
+    builder: object  # (seed) -> Built, on the CPU
+
+    def build(self, seed=0, device="cpu"):
+        built = self.builder(seed)
+        if device != "cpu":
+            built.model = built.model.to(device)
+            built.train_inputs = to_device(built.train_inputs, device)
+            built.train_targets = to_device(built.train_targets, device)
+            built.infer_inputs = to_device(built.infer_inputs, device)
+        return built
+
+
+def to_device(value, device):
+    import torch
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_device(v, device) for v in value)
+    return value
+
+
+def call_arguments(inputs):
+    """(positional, keyword) arguments of the model for an inputs part."""
+    import torch
+    if isinstance(inputs, dict):
+        return (), inputs
+    if isinstance(inputs, torch.Tensor):
+        return (inputs,), {}
+    return tuple(inputs), {}
+
+
+def target_arguments(targets):
+    """The positional arguments loss_fn takes after the output."""
+    import torch
+    if targets is None:
+        return ()
+    if isinstance(targets, dict):
+        return tuple(targets.values())
+    if isinstance(targets, torch.Tensor):
+        return (targets,)
+    return tuple(targets)
+
+
+def matmul_parameters(model):
+    """Parameters that take part in matrix products: all (each shared tensor
+    once), less embedding tables that no linear layer shares (those are only
+    gathered)."""
+    import torch
+    linear = {m.weight.data_ptr() for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    gathered = sum(m.weight.numel() for m in model.modules()
+                   if isinstance(m, torch.nn.Embedding) and m.weight.data_ptr() not in linear)
+    seen, total = set(), 0
+    for p in model.parameters():
+        if p.data_ptr() not in seen:
+            seen.add(p.data_ptr())
+            total += p.numel()
+    return total - gathered
+
+
+def transformer_flops_per_token(model, layers, heads, head_dim, seq):
+    """(training, inference) FLOPs per token, PaLM's convention:
+    6·N + 12·L·H·Q·T and 2·N + 4·L·H·Q·T, N the matmul parameters."""
+    n = matmul_parameters(model)
+    attention = layers * heads * head_dim * seq
+    return 6 * n + 12 * attention, 2 * n + 4 * attention
+
+
+def output_logits(output):
+    import torch
+    if isinstance(output, torch.Tensor):
+        return output
+    return output.logits if hasattr(output, "logits") else output[0]
+
+
+def _output_is_loss(output, *targets):
+    return output if hasattr(output, "dim") else output.loss
+
+
+def _hf_builder(model_name, config, batch):
+    def build(seed):
+        from .. import models
+        spec = models.build(model_name, config, batch=batch, seed=seed)
+        hf = spec.module.config
+        layers, heads = hf.num_hidden_layers, hf.num_attention_heads
+        width = hf.hidden_size
+        batch_size, seq = spec.inputs["input_ids"].shape
+        train, infer = transformer_flops_per_token(spec.module, layers, heads, width // heads, seq)
+        return Built(spec.module, dict(spec.inputs), dict(spec.targets), dict(spec.inputs), spec.loss_fn,
+                     output_logits, train, infer, batch_size * seq, spec.description)
+    return build
+
+
+def _nanogpt_builder(config, batch):
+    def build(seed):
+        import torch
+        from .nanogpt import SIZES, NanoGPT
+        sizes = SIZES[config]
+        torch.manual_seed(seed)
+        model = NanoGPT(sizes).float()
+        seq = sizes.block_size
+        generator = torch.Generator().manual_seed(seed + 1)
+        idx = torch.randint(0, sizes.vocab_size, (batch, seq), generator=generator)
+        targets = torch.randint(0, sizes.vocab_size, (batch, seq), generator=generator)
+        train, infer = transformer_flops_per_token(model, sizes.n_layer, sizes.n_head,
+                                                   sizes.n_embd // sizes.n_head, seq)
+        params = sum(p.numel() for p in model.parameters())
+        return Built(model, (idx, targets), (), (idx,), _output_is_loss, output_logits, train, infer,
+                     batch * seq, f"nanogpt ({config}): a plain nn.Module, {params / 1e6:.1f}M parameters, "
+                                  f"batch {batch}, sequence {seq}, loss inside forward")
+    return build
+
+
+_HF_CLASSES = {"gpt2": ("GPT2Config", "GPT2LMHeadModel"), "bert": ("BertConfig", "BertForSequenceClassification"),
+               "llama": ("LlamaConfig", "LlamaForCausalLM")}
+
+
+def preload(chosen):
+    """Imports what building `chosen` workloads needs (transformers and its
+    model classes: seconds), so that the runner pays it once instead of in
+    every forked measurement. Call it with PYTORCH_NVML_BASED_CUDA_CHECK=1
+    set: an import that asks torch whether CUDA is available must not
+    initialise the driver in the process the measurements fork from."""
+    names = {_BUILTIN_BATCH[w.name][0] for w in chosen if w.name in _BUILTIN_BATCH}
+    if names:
+        import transformers
+        for name in names:
+            for cls in _HF_CLASSES[name]:
+                getattr(transformers, cls)
+
+
+def builtin(name, config="full"):
+    """The built-in workload `name` (MODEL_NAMES) in `config` ('full' or 'tiny')."""
+    if config not in ("full", "tiny"):
+        raise ValueError(f"config must be 'full' or 'tiny', not {config!r}")
+    if name == "nanogpt":
+        batch = 8 if config == "full" else 2
+        seq = 1024 if config == "full" else 64
+        return Workload(name, config, batch, seq, _nanogpt_builder(config, batch))
+    if name not in _BUILTIN_BATCH:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)} or module:function")
+    model_name, batch = _BUILTIN_BATCH[name]
+    if config == "tiny":
+        batch = 2
+    full_batch = {"gpt2": 8, "bert": 4, "llama": 8}[model_name]
+    seq = 32 if config == "tiny" else (512 if model_name == "bert" else 1024)
+    batch = batch or (2 if config == "tiny" else full_batch)
+    return Workload(name, config, batch, seq, _hf_builder(model_name, config, batch))
+
+
+def custom(spec, config="full"):
+    """A workload from `module:function`. The function is called with those
+    of the keyword arguments `config` it accepts and returns a dict with
+    `model` (an nn.Module in float32, on the CPU), `batch` ((inputs,
+    targets) as fuse.compile_step takes it) and optionally `loss_fn`
+    (default: the model's output is the loss, a scalar or an object with
+    .loss), `infer_inputs` (default: the batch's inputs) and
+    `flops_per_token` (training FLOPs; default 6·N, no attention term).
+    It is called once per process with the seed set by torch.manual_seed,
+    and must build the same model and batch every time."""
+    module_name, _, function_name = spec.partition(":")
+    if not module_name or not function_name:
+        raise ValueError(f"a custom model is module:function, not {spec!r}")
+    function = getattr(importlib.import_module(module_name), function_name)
+    accepted = inspect.signature(function).parameters
+
+    def build(seed):
+        import torch
+        torch.manual_seed(seed)
+        result = function(**({"config": config} if "config" in accepted else {}))
+        if not isinstance(result, dict) or "model" not in result or "batch" not in result:
+            raise TypeError(f"{spec} must return a dict with 'model' and 'batch'")
+        model = result["model"]
+        inputs, targets = result["batch"]
+        args, kwargs = call_arguments(inputs)
+        first = (args + tuple(kwargs.values()))[0]
+        tokens = first.shape[0] * (first.shape[1] if first.dim() > 1 else 1)
+        n = matmul_parameters(model)
+        train = result.get("flops_per_token") or 6 * n
+        return Built(model, inputs, targets if targets is not None else (), result.get("infer_inputs", inputs),
+                     result.get("loss_fn") or _output_is_loss, output_logits, train, train / 3, tokens,
+                     f"{spec}: {type(model).__name__}, {n / 1e6:.1f}M matmul parameters, {tokens} tokens")
+
+    return Workload(spec, config, None, None, build)
+
+
+def resolve(name, config="full"):
+    """A built-in workload by name, or a custom one as module:function."""
+    return custom(name, config) if ":" in name else builtin(name, config)

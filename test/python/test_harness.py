@@ -1,0 +1,119 @@
+"""The benchmark harness's bookkeeping (python/fuse/harness), without a GPU:
+judging rows against eager autocast's error, continuing a run, the row
+order, the child processes, the report and the command line's errors. The
+measurements themselves run on the GPU machine (test_jit_gpu.py runs the
+harness end to end on tiny models)."""
+
+import json
+import os
+
+import pytest
+
+from fuse.harness import cli, report, runner, workloads
+
+
+def _row(model="gpt2", mode="train", system="fuse-step", **extra):
+    row = {field: None for field in runner.ROW_FIELDS}
+    row.update(model=model, batch=8, seq=1024, mode=mode, system=system, ms=10.0, peak_gib=1.0, kernels=100)
+    row.update(extra)
+    return row
+
+
+def test_a_compiled_row_fails_past_twice_eager_autocasts_error():
+    ok = runner.judge(_row(loss_rel_err=3e-4, eager_loss_rel_err=2e-4, grad_rel_err=3e-3, eager_grad_rel_err=2e-3))
+    assert ok["error"] is None
+    bad = runner.judge(_row(loss_rel_err=5e-4, eager_loss_rel_err=2e-4))
+    assert "loss_rel_err 5.00e-04 exceeds 2x eager autocast's (2.00e-04" in bad["error"]
+    bad = runner.judge(_row(grad_rel_err=9e-3, eager_grad_rel_err=4e-3))
+    assert bad["error"].startswith("grad_rel_err 9.00e-03 exceeds")
+
+
+def test_an_eager_error_under_the_floor_counts_as_the_floor():
+    floor = runner.ERROR_FLOOR["loss_rel_err"]
+    assert runner.judge(_row(loss_rel_err=1.5 * floor, eager_loss_rel_err=floor / 100))["error"] is None
+    assert runner.judge(_row(loss_rel_err=3 * floor, eager_loss_rel_err=floor / 100))["error"] is not None
+
+
+def test_eager_and_errored_rows_are_not_judged_again():
+    assert runner.judge(_row(system="eager", loss_rel_err=1.0, eager_loss_rel_err=1e-6))["error"] is None
+    assert runner.judge(_row(error="RuntimeError: x", loss_rel_err=1.0, eager_loss_rel_err=1e-6))["error"] \
+        == "RuntimeError: x"
+
+
+def test_failed_rows_are_measured_again_and_rows_keep_their_order():
+    results = {"rows": [_row(system="eager"), _row(system="inductor", error="timed out after 900 s")]}
+    assert runner.measured(results) == {("gpt2", "train", "eager")}
+    order = runner.row_order(["gpt2", "bert-b4"], ["train", "infer"], list(runner.SYSTEMS))
+    rows = [_row("bert-b4", "train", "eager"), _row("gpt2", "infer", "fuse-step"), _row("gpt2", "train", "fuse-step"),
+            _row("gpt2", "train", "eager")]
+    assert [(r["model"], r["mode"], r["system"]) for r in sorted(rows, key=order)] == [
+        ("gpt2", "train", "eager"), ("gpt2", "train", "fuse-step"), ("gpt2", "infer", "fuse-step"),
+        ("bert-b4", "train", "eager")]
+
+
+def test_continuing_needs_the_same_gpu_torch_and_config(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"gpu": "NVIDIA H200", "torch": "2.11.0", "config": "full", "rows": []}))
+    fresh = {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "config": "full"}
+    with pytest.raises(SystemExit, match="measured with gpu NVIDIA H200, this run has NVIDIA H100 80GB HBM3"):
+        cli.previous_results(str(path), fresh)
+    assert cli.previous_results(str(path), dict(fresh, gpu="NVIDIA H200"))["rows"] == []
+
+
+def _returns(value):
+    return {"value": value, "cache": os.environ.get("FUSE_CACHE_DIR")}
+
+
+def _raises():
+    raise ValueError("the step broke")
+
+
+def _dies():
+    os._exit(3)
+
+
+def test_a_child_returns_its_row_or_says_why_it_has_none():
+    assert runner.run_in_child(_returns, 4, env={"FUSE_CACHE_DIR": "/cold"}) == {"value": 4, "cache": "/cold"}
+    assert os.environ.get("FUSE_CACHE_DIR") != "/cold"  # the runner's own environment is left alone
+    assert runner.run_in_child(_raises) == {"error": "ValueError: the step broke"}
+    assert runner.run_in_child(_dies) == {"error": "the measuring process died (exit code 3)"}
+
+
+def test_results_are_saved_whole(tmp_path):
+    path = tmp_path / "deep" / "results.json"
+    runner.save_json({"rows": [_row()]}, str(path))
+    assert json.loads(path.read_text())["rows"][0]["system"] == "fuse-step"
+
+
+def test_the_report_marks_failed_rows_and_compares_with_the_best_inductor_mode():
+    results = {"gpu": "NVIDIA H100", "date": "2026-11-27", "torch": "2.11", "command": "bench/run.py",
+               "rows": [_row(system="eager", ms=30.0), _row(system="inductor", ms=24.0),
+                        _row(system="inductor-reduce-overhead", ms=20.0), _row(system="fuse-compile", error="boom"),
+                        _row(system="fuse-step", ms=16.0)]}
+    text = report.markdown(results)
+    assert "| gpt2 B8 T1024 | train | 30.0 | 24.0 | 20.0 | failed | 16.0 | - | 1.25x |" in text
+    assert "- gpt2 B8 T1024 train fuse-compile: boom" in text
+
+
+def test_workload_names_are_checked():
+    assert workloads.resolve("bert-b32").batch == 32
+    assert workloads.resolve("nanogpt", "tiny").seq == 64
+    with pytest.raises(ValueError, match="unknown model 'gpt3'"):
+        workloads.resolve("gpt3")
+    with pytest.raises(ValueError, match="config must be 'full' or 'tiny'"):
+        workloads.resolve("gpt2", "huge")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gpt2", "--systems", "eager,xla"], "unknown --systems value(s) xla"),
+    (["gpt2", "--modes", "serve"], "unknown --modes value(s) serve"),
+    (["gpt3"], "unknown model 'gpt3'"),
+    (["gpt2", "--steps", "0"], "--steps must be at least 1"),
+    (["gpt2", "--append"], "--append needs an existing --output file"),
+])
+def test_bad_command_lines_are_usage_errors(argv, message, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "gpu_name", lambda: "a GPU")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv, prog="compare", description="")
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
