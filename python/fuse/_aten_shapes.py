@@ -205,6 +205,26 @@ def index_tensor(cx, node, x, indices):
     return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, idx), dim, out)
 
 
+@handles("aten.flip.default")
+def flip(cx, node, x, dims):
+    """A gather of each flipped dimension at the reversed indices n-1-iota,
+    which kernels compute inline (no index tensor is stored): how the
+    backward of cumsum (flip, cumsum, flip) reaches the dialect."""
+    out = cx.node_type()
+    value = operand(cx, x, x.shape, out.element)
+    for dim in sorted(set(normalize_dims(dims, out.rank))):
+        size = out.shape[dim]
+        if size <= 1:
+            continue
+        index_type = TensorType((size,), "i64")
+        iota = cx.emit(f"fuse.iota dim = 0 : {index_type}", [], [index_type], hint="positions")
+        last = cx.splat(size - 1, index_type)
+        reversed_ = cx.emit(f"fuse.sub {{0}}, {{1}} : {index_type}", [last, iota], [index_type],
+                            hint="reversed")
+        value = gather(cx, value, reversed_, dim, value.type)
+    return value
+
+
 def scatter_add(cx, dest, indices, updates, dim, out):
     return cx.emit(f"fuse.scatter_add {{0}}[{{1}}], {{2}}, dim = {dim} : ({dest.type}, "
                    f"{indices.type}, {updates.type}) -> {out}", [dest, indices, updates], [out])
@@ -277,6 +297,18 @@ def _any_all(kind):
 
 HANDLERS["aten.any.dim"] = HANDLERS["aten.any.default"] = HANDLERS["aten.any.dims"] = _any_all("max")
 HANDLERS["aten.all.dim"] = HANDLERS["aten.all.default"] = HANDLERS["aten.all.dims"] = _any_all("min")
+
+
+@handles("aten.cumsum.default")
+def cumsum(cx, node, x, dim, dtype=None):
+    # The node's dtype is ATen's: `dtype` if given, else i64 for integer and
+    # boolean inputs, else the input's. ATen converts before summing.
+    out = cx.node_type()
+    value = operand(cx, x, x.shape, out.element)
+    if out.rank == 0:
+        return value  # a 0-d tensor is its own prefix sum
+    dim = normalize_dim(dim, out.rank)
+    return cx.emit(f"fuse.cumsum {{0}}, dim = {dim} : {value.type}", [value], [value.type])
 
 
 @handles("aten.argmax.default")

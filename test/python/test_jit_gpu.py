@@ -202,7 +202,7 @@ def test_backend_falls_back_to_eager_with_one_warning(cache):
             self.linear = torch.nn.Linear(16, 16)
 
         def forward(self, x):
-            return torch.cumsum(self.linear(x), dim=1)
+            return torch.cumprod(self.linear(x), dim=1)
 
     model = Unmapped().cuda()
     x = torch.randn(4, 16, device="cuda")
@@ -213,10 +213,10 @@ def test_backend_falls_back_to_eager_with_one_warning(cache):
             got = compiled(x)
             got = compiled(x)
     ours = [w for w in caught if "fuse:" in str(w.message)]
-    assert len(ours) == 1 and "aten.cumsum" in str(ours[0].message), [str(w.message) for w in caught]
+    assert len(ours) == 1 and "aten.cumprod" in str(ours[0].message), [str(w.message) for w in caught]
     assert torch.allclose(got, model(x))
     compiled = torch.compile(model, backend="fuse", options={"fallback": "error", "cache_dir": cache})
-    with pytest.raises(Exception, match="cumsum"):
+    with pytest.raises(Exception, match="cumprod"):
         with torch.no_grad():
             compiled(torch.randn(5, 16, device="cuda"))
 
