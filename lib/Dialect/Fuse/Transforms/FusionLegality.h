@@ -35,8 +35,9 @@ enum class OpRole {
   Gemm,
   /// The attention ops: a kernel of their own.
   Attention,
-  /// Everything else (constants, scatter_add, argmax, composites kept whole,
-  /// reductions over scattered dimensions): never part of a fusion.
+  /// Everything else (constants, scatter_add, argmax, cumsum, composites
+  /// kept whole, reductions over scattered dimensions): never part of a
+  /// fusion.
   Opaque,
 };
 

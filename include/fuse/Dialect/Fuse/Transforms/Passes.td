@@ -221,13 +221,13 @@ def FuseFormFusions : Pass<"fuse-form-fusions", "ModuleOp"> {
     copies cost less than storing and loading the value (and, for scalars,
     than launching a kernel for them).
 
-    Ops with no template (scatter_add, argmax, dense constants, composites
-    left whole, reductions over scattered dimensions, fusions already
-    formed) stay as they are, and the groups around them stay correct. A
-    lone matmul stays a plain GEMM call and a lone reshape a view; every
-    other group becomes a `fuse.fusion` of its kind, its inputs the values
-    it reads (splat constants are copied into the body), its results the
-    values read outside it.
+    Ops with no fusion template (scatter_add, argmax, cumsum, dense
+    constants, composites left whole, reductions over scattered dimensions,
+    fusions already formed) stay as they are, and the groups around them
+    stay correct. A lone matmul stays a plain GEMM call and a lone reshape
+    a view; every other group becomes a `fuse.fusion` of its kind, its
+    inputs the values it reads (splat constants are copied into the body),
+    its results the values read outside it.
 
     Example:
 
