@@ -413,6 +413,25 @@ func.func @linear_part(%logits: tensor<4x3xf32>, %labels: tensor<4xi64>, %d: ten
 
 // -----
 
+// A cumsum is linear (the backward of a float cumsum runs one): the
+// gradient stays scaled through it and is unscaled where the square reads
+// it.
+// F16-LABEL: func.func @linear_cumsum
+// F16: %[[DZ:.+]] = fuse.cross_entropy_backward
+// F16-NEXT: %[[C:.+]] = fuse.cumsum %[[DZ]], dim = 1 : tensor<4x3xf32>
+// F16-NEXT: fuse.broadcast_in_dim
+// F16-NEXT: %[[U:.+]] = fuse.mul %[[C]], %{{.+}} : tensor<4x3xf32>
+// F16: fuse.mul %[[U]], %[[U]] : tensor<4x3xf32>
+func.func @linear_cumsum(%logits: tensor<4x3xf32>, %labels: tensor<4xi64>) -> tensor<4x3xf32> {
+  %one = fuse.constant dense<1.0> : tensor<f32>
+  %dz = fuse.cross_entropy_backward %one, %logits, %labels : (tensor<f32>, tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  %c = fuse.cumsum %dz, dim = 1 : tensor<4x3xf32>
+  %sq = fuse.mul %c, %c : tensor<4x3xf32>
+  return %sq : tensor<4x3xf32>
+}
+
+// -----
+
 // An inference graph at f16 gets the precision policy and no loss scaling.
 // F16-LABEL: func.func @inference
 // F16-SAME: -> (tensor<4x16xf32> {fuse.name = "logits"}) {

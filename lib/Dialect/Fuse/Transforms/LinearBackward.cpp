@@ -8,10 +8,11 @@
 //
 // An op's results join the set when the op's semantics are linear in the
 // operands that are in it and it reads no other member elsewhere: x·c and
-// c·x (not x·x), x/c, -x, x±y, sums and means, matmul with one member,
-// data movement, gather and scatter_add, float casts, select on a condition
-// outside the set, attention backward in grad_output, and cross entropy
-// backward in grad_loss. A splat zero constant counts as a member where an
+// c·x (not x·x), x/c, -x, x±y, sums, means and prefix sums (a cumsum's
+// backward), matmul with one member, data movement, gather and
+// scatter_add, float casts, select on a condition outside the set,
+// attention backward in grad_output, and cross entropy backward in
+// grad_loss. A splat zero constant counts as a member where an
 // op adds or joins members (x + 0, concat with zeros, scatter_add into
 // zeros, select of x or 0): 0 is s·0. Anything else leaves the set; being
 // conservative only moves the unscaling earlier.
@@ -52,7 +53,8 @@ bool isLinearIn(Operation *op, const llvm::DenseSet<Value> &linear) {
       .Case<AddOp, SubOp>([&](auto sum) {
         return allInOrZero({sum.getLhs(), sum.getRhs()});
       })
-      .Case<NegOp, ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp>(
+      .Case<NegOp, ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp,
+            CumsumOp>(
           [&](Operation *unary) { return in(unary->getOperand(0)); })
       .Case<ReduceOp>([&](ReduceOp reduce) {
         return (reduce.getKind() == ReduceKind::Sum ||
