@@ -375,15 +375,35 @@ def _on_cpu(gm):
     return copied
 
 
+def _with_reshapes(gm):
+    """A copy of `gm` whose views are reshapes, to run a graph eagerly after
+    Fuse: a graph that Fuse could not take may receive what a Fuse graph
+    returned (contiguous) where AOTAutograd traced another layout, and a
+    view of it would fail where a reshape copies."""
+    import torch
+    views = {torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default}
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in views:
+            node.target = torch.ops.aten.reshape.default
+    return torch.fx.GraphModule(gm, graph)
+
+
 def _fake_examples(tensors):
-    """Fake CPU tensors of the inputs' shapes and dtypes, contiguous:
-    tracing allocates nothing and computes nothing."""
+    """Fake CPU tensors of the inputs' shapes, strides and dtypes: tracing
+    allocates nothing and computes nothing. The strides are the real ones
+    because the graph may rely on them: a saved attention output laid out
+    [B, T, H, D] under its [B, H, T, D] shape is permuted and then *viewed*
+    as [B, T, H * D], which a contiguous stand-in cannot be. (Fuse's values
+    are logical, so the exporter takes the view as a reshape, and the
+    runtime copies a strided input to the layout its graph reads.)"""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    shapes = [(tuple(int(d) for d in t.shape), t.dtype) for t in tensors]
+    layouts = [(tuple(int(d) for d in t.shape), tuple(int(s) for s in t.stride()), t.dtype) for t in tensors]
     with mode:
-        return [torch.empty(shape, dtype=dtype, device="cpu") for shape, dtype in shapes]
+        return [torch.empty_strided(shape, stride, dtype=dtype, device="cpu") for shape, stride, dtype in layouts]
 
 
 class _outside_tracing:
@@ -416,6 +436,7 @@ class _FuseGraph:
         self.gm, self.kind, self.shared = gm, kind, shared
         self.specialized = {}
         self.eager_noted = False
+        self.eager_gm = None
         # The forward (or inference) graph takes dynamo's inputs in order;
         # module buffers among them are baked in as constants.
         placeholders = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
@@ -448,7 +469,9 @@ class _FuseGraph:
         return tuple(key)
 
     def _eager(self, args):
-        return self.gm(*args)
+        if self.eager_gm is None:
+            self.eager_gm = _with_reshapes(self.gm)
+        return self.eager_gm(*args)
 
     def __call__(self, *args):
         # Boxed (one list), as AOTAutograd calls a forward; or unboxed, as it

@@ -19,25 +19,39 @@ def _row(model="gpt2", mode="train", system="fuse-step", **extra):
     return row
 
 
+def _eager(loss=2e-4, grad=2e-3):
+    return _row(system="eager", loss_rel_err=loss, grad_rel_err=grad)
+
+
 def test_a_compiled_row_fails_past_twice_eager_autocasts_error():
-    ok = runner.judge(_row(loss_rel_err=3e-4, eager_loss_rel_err=2e-4, grad_rel_err=3e-3, eager_grad_rel_err=2e-3))
-    assert ok["error"] is None
-    bad = runner.judge(_row(loss_rel_err=5e-4, eager_loss_rel_err=2e-4))
+    ok = runner.judge(_row(loss_rel_err=3e-4, grad_rel_err=3e-3), _eager())
+    assert ok["error"] is None and ok["eager_loss_rel_err"] == 2e-4
+    bad = runner.judge(_row(loss_rel_err=5e-4), _eager())
     assert "loss_rel_err 5.00e-04 exceeds 2x eager autocast's (2.00e-04" in bad["error"]
-    bad = runner.judge(_row(grad_rel_err=9e-3, eager_grad_rel_err=4e-3))
-    assert bad["error"].startswith("grad_rel_err 9.00e-03 exceeds")
+    bad = runner.judge(_row(grad_rel_err=9e-3), _eager(grad=4e-3))
+    assert bad["error"].startswith(runner.JUDGED + "grad_rel_err 9.00e-03 exceeds")
 
 
 def test_an_eager_error_under_the_floor_counts_as_the_floor():
     floor = runner.ERROR_FLOOR["loss_rel_err"]
-    assert runner.judge(_row(loss_rel_err=1.5 * floor, eager_loss_rel_err=floor / 100))["error"] is None
-    assert runner.judge(_row(loss_rel_err=3 * floor, eager_loss_rel_err=floor / 100))["error"] is not None
+    assert runner.judge(_row(loss_rel_err=1.5 * floor), _eager(loss=floor / 100))["error"] is None
+    assert runner.judge(_row(loss_rel_err=3 * floor), _eager(loss=floor / 100))["error"] is not None
 
 
-def test_eager_and_errored_rows_are_not_judged_again():
-    assert runner.judge(_row(system="eager", loss_rel_err=1.0, eager_loss_rel_err=1e-6))["error"] is None
-    assert runner.judge(_row(error="RuntimeError: x", loss_rel_err=1.0, eager_loss_rel_err=1e-6))["error"] \
-        == "RuntimeError: x"
+def test_a_verdict_is_revised_but_other_errors_are_kept():
+    row = runner.judge(_row(loss_rel_err=5e-4), _eager())
+    assert runner.judge(row, _eager(loss=3e-4))["error"] is None  # judged again against a new eager row
+    crashed = _row(error="RuntimeError: x", loss_rel_err=1.0)
+    assert runner.judge(crashed, _eager())["error"] == "RuntimeError: x"
+    assert runner.judge(_row(system="eager", loss_rel_err=1.0), _eager(loss=1e-6))["error"] is None
+
+
+def test_a_group_is_judged_against_its_own_eager_row():
+    rows = [_eager(loss=1e-3), _row(loss_rel_err=1.5e-3), _row(mode="infer", system="eager", loss_rel_err=1e-4),
+            _row(mode="infer", loss_rel_err=1.5e-3)]
+    runner.judge_group(rows, "gpt2", "train")
+    runner.judge_group(rows, "gpt2", "infer")
+    assert rows[1]["error"] is None and rows[3]["error"].startswith(runner.JUDGED)
 
 
 def test_failed_rows_are_measured_again_and_rows_keep_their_order():
@@ -113,6 +127,7 @@ def test_workload_names_are_checked():
 ])
 def test_bad_command_lines_are_usage_errors(argv, message, capsys, monkeypatch):
     monkeypatch.setattr(runner, "gpu_name", lambda: "a GPU")
+    monkeypatch.setattr(workloads, "preload", lambda chosen: None)
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv, prog="compare", description="")
     assert exit_.value.code == 2

@@ -70,6 +70,8 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
     for count, flag in ((args.steps, "--steps"), (args.throughput_steps, "--throughput-steps")):
         if count < 1:
             parser.error(f"{flag} must be at least 1")
+    if args.append and not (args.output or default_output):
+        parser.error("--append needs an existing --output file")
     try:
         chosen = [workloads.resolve(name, args.config) for name in models]
     except (ValueError, ImportError, AttributeError) as error:
