@@ -192,7 +192,8 @@ class _Specialized:
                     plan[position] = ("value", int(value) if is_size else value)
             return tuple(selected)
 
-        examples = _fake_examples([args[i] for i in self.tensor_positions])
+        examples = _fake_examples([args[i] for i in self.tensor_positions],
+                                  [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions])
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
         views, input_free = _return_roots(traced)
@@ -390,18 +391,31 @@ def _with_reshapes(gm):
     return torch.fx.GraphModule(gm, graph)
 
 
-def _fake_examples(tensors):
-    """Fake CPU tensors of the inputs' shapes, strides and dtypes: tracing
-    allocates nothing and computes nothing. The strides are the real ones
-    because the graph may rely on them: a saved attention output laid out
-    [B, T, H, D] under its [B, H, T, D] shape is permuted and then *viewed*
-    as [B, T, H * D], which a contiguous stand-in cannot be. (Fuse's values
-    are logical, so the exporter takes the view as a reshape, and the
-    runtime copies a strided input to the layout its graph reads.)"""
+def _fake_examples(tensors, placeholders):
+    """Fake CPU tensors of the inputs' shapes and dtypes, with the strides
+    AOTAutograd traced the graph with (its placeholders' metadata; else the
+    tensor's own): tracing allocates nothing and computes nothing. The graph
+    may rely on those strides: a saved attention output laid out [B, T, H, D]
+    under its [B, H, T, D] shape is permuted and then *viewed* as
+    [B, T, H * D], which a contiguous stand-in cannot be, and the tensor
+    that arrives may be laid out otherwise (a Fuse forward returns it
+    contiguous). Fuse's values are logical, so the exporter takes the view
+    as a reshape, and the runtime copies a strided input to the layout its
+    graph reads."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    layouts = [(tuple(int(d) for d in t.shape), tuple(int(s) for s in t.stride()), t.dtype) for t in tensors]
+    layouts = []
+    for tensor, placeholder in zip(tensors, placeholders):
+        shape = tuple(int(d) for d in tensor.shape)
+        stride = tuple(int(s) for s in tensor.stride())
+        traced = placeholder.meta.get("val") if placeholder is not None else None
+        try:
+            if isinstance(traced, torch.Tensor) and tuple(int(d) for d in traced.shape) == shape:
+                stride = tuple(int(s) for s in traced.stride())
+        except (TypeError, ValueError, RuntimeError):  # symbolic sizes: keep the tensor's own strides
+            pass
+        layouts.append((shape, stride, tensor.dtype))
     with mode:
         return [torch.empty_strided(shape, stride, dtype=dtype, device="cpu") for shape, stride, dtype in layouts]
 
