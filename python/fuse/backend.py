@@ -458,12 +458,16 @@ class _FuseGraph:
                         else frozenset())
 
     def _constants(self, args):
-        """Positions baked in: module buffers, and tensors a forward graph
-        returned as constants."""
+        """Positions baked in: module buffers, tensors a forward graph
+        returned as constants, and the attention ops' RNG state (the uint64
+        seed and offset a backward graph takes from its forward: the forward
+        handed out stand-ins for them, and Fuse's attention does not read
+        them)."""
+        import torch
         handed_out = self.shared.constant_tensors
-        if not handed_out:
-            return self.buffers
-        return self.buffers | frozenset(i for i, a in enumerate(args) if id(a) in handed_out)
+        rng_state = getattr(torch, "uint64", None)
+        return self.buffers | frozenset(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and (
+            id(a) in handed_out or a.dtype == rng_state))
 
     def _key(self, args):
         """What a compiled specialization depends on: the shapes, dtypes and
