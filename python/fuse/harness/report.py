@@ -81,11 +81,27 @@ def failures(results):
 
 
 def markdown(results):
+    commands = results["command"].split("; then ")
+    continued = f" ({len(commands)} calls, each continuing the file)" if len(commands) > 1 else ""
     head = (f"Measured on {results['gpu']} ({results['date']}, torch {results['torch']}) by "
-            f"`{results['command']}`; each row in a process of its own. Step time: median ms "
+            f"`{commands[-1]}`{continued}; each row in a process of its own. Step time: median ms "
             "(CUDA events and a synchronize around each step).")
     parts = [head, "", time_table(results), "", detail_table(results)]
     failed = failures(results)
     if failed:
         parts += ["", "Failed rows:", "", failed]
+    missing = missing_rows(results)
+    if missing:
+        parts += ["", "Not measured: " + "; ".join(missing) + "."]
     return "\n".join(parts)
+
+
+def missing_rows(results):
+    """'model mode: systems' for each group that lacks systems the others have."""
+    present = [s for s in SYSTEMS if any(s in g for g in grouped(results).values())]
+    lines = []
+    for (model, batch, seq, mode), rows in grouped(results).items():
+        absent = [s for s in present if s not in rows]
+        if absent:
+            lines.append(f"{_label(model, batch, seq)} {mode}: {', '.join(absent)}")
+    return lines
