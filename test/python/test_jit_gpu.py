@@ -184,6 +184,32 @@ def test_backend_training_matches_eager(name, amp, cache):
         assert_close(p.grad, expected_grads[n], TOLERANCE[amp], n)
 
 
+@pytest.mark.parametrize("amp", [None, "bf16"])
+def test_backend_trains_a_plain_sdpa_module(amp, cache):
+    """A hand-written nanoGPT-style module through the backend with no
+    fallback: its backward takes the SDPA output saved with [B, T, H, D]
+    memory (a view of its permutation must re-trace) and the attention's
+    uint64 RNG state (which Fuse's attention does not read)."""
+    from fuse.harness.nanogpt import SIZES, NanoGPT
+    torch.manual_seed(0)
+    model = NanoGPT(SIZES["tiny"]).cuda()
+    idx = torch.randint(0, SIZES["tiny"].vocab_size, (2, 64), device="cuda")
+    targets = torch.randint(0, SIZES["tiny"].vocab_size, (2, 64), device="cuda")
+    expected_loss = model(idx, targets)
+    expected_loss.backward()
+    expected_grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    before = backend.stats["fallbacks"]
+    compiled = torch.compile(model, backend="fuse", options={"amp": amp, "fallback": "error", "cache_dir": cache})
+    for _ in range(2):
+        model.zero_grad(set_to_none=True)
+        loss = compiled(idx, targets)
+        loss.backward()
+    assert backend.stats["fallbacks"] == before
+    assert relative_error(loss, expected_loss) <= TOLERANCE[amp]
+    for n, p in model.named_parameters():
+        assert_close(p.grad, expected_grads[n], TOLERANCE[amp], n)
+
+
 @needs_transformers
 def test_backend_recompiles_for_a_new_shape(cache):
     model, inputs, _, _ = _tiny("gpt2", "infer")

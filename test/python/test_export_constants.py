@@ -1,0 +1,84 @@
+"""Constants the exporter writes and the backend's handling of values that
+depend on no input, on the CPU: a constant repeated along some dimensions
+is written at the size of what it holds and broadcast in the graph (a
+causal mask materialised per batch entry must not become B x H x T x T of
+text), and the backend computes results that depend on no input in torch
+instead of in the Fuse graph."""
+
+import operator
+
+import torch
+
+from conftest import matches_torch, ops_in
+
+from fuse import backend
+from fuse._fx_to_mlir import _REPEAT_CHECK_ELEMENTS, _without_repeats
+from fuse._steps import Step
+from fuse.export import export_step
+
+
+def test_repeats_are_narrowed_and_broadcast_back():
+    mask = torch.ones(64, 64, dtype=torch.bool).tril()
+    repeated = mask.expand(4, 3, 64, 64).clone()  # materialised, not a view
+    compact = _without_repeats(repeated)
+    assert compact.shape == (1, 1, 64, 64)
+    assert torch.equal(compact.broadcast_to(repeated.shape), repeated)
+    view = torch.arange(256.0).reshape(1, 256).expand(32, 256)  # an expanded view: stride 0
+    assert _without_repeats(view).shape == (1, 256)
+    varied = torch.randn(32, 256)
+    assert _without_repeats(varied).shape == (32, 256)
+    small = torch.zeros(4, 4)  # under the size worth checking: as it is
+    assert small.numel() <= _REPEAT_CHECK_ELEMENTS and _without_repeats(small) is small
+
+
+class _MaskedScores(torch.nn.Module):
+    """Adds a bias that is the same for every batch entry, built in the
+    module from a buffer (the exporter folds it to a constant)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rows", torch.randn(1, 96, 96))
+
+    def forward(self, x):
+        bias = self.rows.expand(8, 96, 96).contiguous() * 2.0
+        return x + bias
+
+
+def test_a_repeated_constant_is_written_once_and_broadcast(tmp_path):
+    module, x = _MaskedScores(), torch.randn(8, 96, 96)
+    step = Step(module, {"x": x})
+    text = export_step(step)
+    ops = ops_in(text)
+    assert ops["fuse.constant"] == 1 and ops["fuse.broadcast_in_dim"] >= 1
+    # 96 x 96 f32 values as hex: about 74 KB of text; all 8 copies would be 590 KB.
+    assert len(text) < 150_000, len(text)
+    matches_torch(step, text, tmp_path)
+
+
+def test_results_that_depend_on_no_input_are_computed_in_torch():
+    def f(x):
+        mask = torch.ones(4, 4).tril() * 2.0
+        return x + 1.0, mask, (x * 3.0).sum()
+
+    traced = torch.fx.symbolic_trace(f)
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    input_free = [backend._input_free(traced, node) for node in output.args[0]]
+    assert input_free == [False, True, False]
+    values, kept = backend._split_input_free(traced, input_free)
+    assert torch.equal(values[1], torch.ones(4, 4).tril() * 2.0)
+    assert kept == {0: 0, 2: 1}
+    x = torch.randn(4, 4)
+    first, total = traced(x)
+    assert torch.equal(first, x + 1.0) and torch.allclose(total, (x * 3.0).sum())
+
+
+def test_a_graph_run_eagerly_after_fuse_takes_views_as_reshapes():
+    def f(x):
+        return torch.ops.aten.view.default(torch.ops.aten.permute.default(x, [0, 2, 1, 3]), [2, 5, 12])
+
+    traced = torch.fx.symbolic_trace(f)
+    saved = torch.randn(2, 3, 5, 4)  # contiguous, where the graph was traced on [B, T, H, D] memory
+    eager = backend._with_reshapes(traced)
+    assert not any(n.target is torch.ops.aten.view.default for n in eager.graph.nodes)
+    assert torch.equal(eager(saved), saved.permute(0, 2, 1, 3).reshape(2, 5, 12))
+    assert all(n.target is not operator.getitem for n in eager.graph.nodes)
