@@ -34,8 +34,7 @@ namespace {
 
 constexpr int kWarpRowsPerBlock = 8;
 constexpr int kColumnBlock = 256;
-// As the loop template: enough blocks to fill an H100 twice.
-constexpr int64_t kMaxBlocks = 2112;
+constexpr int64_t kMaxBlocks = kGridStrideMaxBlocks;
 
 /// The warp-per-row scan of rows of length `n` (inner = 1).
 void emitRowScan(CodeBuffer &code, int64_t rows, int64_t n,

@@ -30,9 +30,7 @@ std::string storeStatement(const std::string &pointer, DType dtype,
 namespace {
 
 constexpr int kLoopBlock = 256;
-// Enough blocks to fill an H100/H200 (132 SMs x 8 resident blocks of 256
-// threads) twice; the grid-stride loop covers the rest.
-constexpr int64_t kLoopMaxBlocks = 2112;
+constexpr int64_t kLoopMaxBlocks = kGridStrideMaxBlocks;
 
 /// Elements per thread: one 16-byte access of the widest output.
 int64_t vectorWidth(FusionOp fusion, int64_t total) {

@@ -18,6 +18,11 @@
 
 namespace fuse::codegen {
 
+/// Blocks of a grid-stride kernel: enough to fill an H100/H200 (132 SMs x 8
+/// resident blocks of 256 threads) twice; the grid-stride loop covers the
+/// rest.
+constexpr int64_t kGridStrideMaxBlocks = 2112;
+
 /// Extra parameters and value overrides a caller adds to a loop kernel (the
 /// GEMM epilogue reads the matmul's result from the workspace).
 using LoopKernelSetup = std::function<void(ScalarEmitter &, KernelParams &)>;

@@ -77,7 +77,7 @@ LogicalResult lowerScatterAdd(ScatterAddOp scatter, CodegenContext &context) {
   spec.kind = "scatter_add";
   spec.body = kernelSignature(params, 256) + code.text() + "}\n";
   spec.helpers = {"common.cuh"};
-  spec.grid = {static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, 2112))), 1, 1};
+  spec.grid = {static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, kGridStrideMaxBlocks))), 1, 1};
   spec.block = {256, 1, 1};
   spec.args = params.args;
   auto [flops, moved] = stepCost(scatter);

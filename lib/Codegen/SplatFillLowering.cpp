@@ -21,8 +21,7 @@ namespace fuse::codegen {
 namespace {
 
 constexpr int kFillBlock = 256;
-// As the loop template: enough blocks to fill an H100 twice.
-constexpr int64_t kFillMaxBlocks = 2112;
+constexpr int64_t kFillMaxBlocks = kGridStrideMaxBlocks;
 
 bool allBitsZero(DenseElementsAttr splat) {
   if (isa<FloatType>(splat.getElementType()))
