@@ -17,9 +17,9 @@ tensors (a Fuse graph has no device), with the module buffers (dynamo's
 `..._buffers_...` inputs) baked in as constants, as fuse.export does for a
 module: what depends on them alone (rotary tables, position and token type
 ids) folds away. A forward result that depends on no input (a causal mask
-saved for the backward) is computed once and handed out as the same tensor
-every call, so the backward graph bakes it in too and its attention folds
-the mask into the `causal` flag. A result that is only a reshape of another
+saved for the backward) is computed once, in torch rather than in the Fuse
+graph, and handed out as the same tensor every call, so the backward graph
+bakes it in too and its attention folds the mask into the `causal` flag. A result that is only a reshape of another
 is returned as that other and viewed back in torch (free), and each value is
 returned once. The guards: a baked buffer updated in place (its version
 counter moves) means compiling again.
@@ -41,18 +41,28 @@ recompilation, up to torch._dynamo.config's recompile (cache size) limit;
 past it that graph runs eagerly, said once.
 
 `stats` counts what happened (graphs seen, Fuse compilations, eager
-fallbacks), for tests and curious users.
+fallbacks), for tests and curious users, and `stats["seconds"]` where
+Fuse's share of the compile time went: re-tracing AOTAutograd's graphs,
+exporting them to the dialect, the pipeline and code generation (or the
+cache load), and loading the kernels (NVRTC or the cubin cache); the rest
+of a first call is dynamo's and AOTAutograd's.
 """
 
 import itertools
 import operator
+import time
 import warnings
 
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
 
-stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0}
+stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0,
+         "seconds": {"retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
+
+
+def _spent(phase, seconds):
+    stats["seconds"][phase] += seconds
 
 _OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipeline", "fallback",
             "max_arena_bytes", "profile"}
@@ -194,8 +204,10 @@ class _Specialized:
 
         examples = _fake_examples([args[i] for i in self.tensor_positions],
                                   [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions])
+        started = time.perf_counter()
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
+        _spent("retrace", time.perf_counter() - started)
         views, input_free = _return_roots(traced)
         # Results that depend on no input are computed here once, in torch,
         # and never enter the Fuse graph: a causal mask saved for the
@@ -211,10 +223,14 @@ class _Specialized:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
             name = f"{kind}_{next(_names)}"
+            started = time.perf_counter()
             text = export_graph(traced, retrace=False, arg_names=arg_names, name=name)
+            _spent("export", time.perf_counter() - started)
             self.compiled = compiler.compile(text, name=name, progress=False, **options)
+            _spent("compile", self.compiled.timings.get("compile", 0.0))
             # The backend's callers (AOTAutograd) do not choose strides.
             self.compiled.contiguous_copy = True
+        self.load_counted = False
 
     def __call__(self, args):
         compiled = self.compiled
@@ -228,6 +244,9 @@ class _Specialized:
             inputs = compiled.check_inputs(tensors)
             outputs = compiled.allocate_outputs(inputs)
             compiled.run(inputs, outputs, check=False)
+            if not self.load_counted:  # the session (kernels) loads on the first run
+                self.load_counted = True
+                _spent("load", compiled.timings.get("load", 0.0))
         result = []
         for position, entry in enumerate(self.plan):
             if entry[0] == "value":

@@ -18,6 +18,9 @@ Every system is measured by the same code:
   kernels  GPU kernels of one step from the torch profiler's trace (CUPTI
            activity records: kernels replayed from a CUDA graph count too;
            memcpy and memset do not); kernel_ms is their summed duration
+  compile_phases  where Fuse's compile time went (fuse.compile's and the
+           backend's timings: re-trace, export, pipeline and code generation,
+           kernel load); the rest of a first step is dynamo's and AOTAutograd's
   errors   against f32 eager (TF32 off) on the same weights and batch: the
            loss's relative error and the gradients' as one global relative
            norm ‖g − g32‖/‖g32‖ over all parameters (training), or the
@@ -204,6 +207,7 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     prepared, first_s, first_value = first_steps_seconds(
         lambda: prepare(system, mode, built, cache_dir))
     row = errors(mode, first_value, built.model, reference)
+    row["compile_phases"] = {phase: round(seconds, 3) for phase, seconds in prepared.phases().items()} or None
     del reference, first_value
     _release_cached_memory()
     for _ in range(warmup):

@@ -29,7 +29,7 @@ from .systems import COMPILERS, SYSTEMS
 ROW_FIELDS = ("model", "batch", "seq", "mode", "system", "ms", "throughput_ms", "peak_gib", "kernels", "mfu",
               "compile_cold_s", "compile_warm_s", "loss_rel_err", "grad_rel_err", "fallbacks", "error")
 EXTRA_FIELDS = ("kernel_ms", "worst_param", "worst_param_rel_err", "eager_loss_rel_err", "eager_grad_rel_err",
-                "torch_allocated_peak_gib", "description")
+                "torch_allocated_peak_gib", "compile_phases", "description")
 # A compiled system fails a row when its error against f32 exceeds this
 # factor times eager autocast's on the same step. An eager error under the
 # floor counts as the floor: below it the comparison is between roundings of

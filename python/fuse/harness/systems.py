@@ -22,6 +22,7 @@ No system runs an optimizer.
 """
 
 import dataclasses
+import time
 
 from .workloads import call_arguments, target_arguments
 
@@ -32,10 +33,12 @@ COMPILERS = SYSTEMS[1:]
 @dataclasses.dataclass
 class Prepared:
     """step() runs one step and returns its value (the loss, or the
-    logits); fallbacks() counts the graphs a compiler ran eagerly instead."""
+    logits); fallbacks() counts the graphs a compiler ran eagerly instead;
+    phases() says where Fuse's compile time went ({} for the others)."""
     step: object
     fallbacks: object = lambda: 0  # noqa: E731
     close: object = lambda: None  # noqa: E731
+    phases: object = dict
 
 
 def _torch_compiled(function, system):
@@ -57,6 +60,17 @@ def _fuse_fallbacks():
     return backend.stats["fallbacks"]
 
 
+def _fuse_backend_phases():
+    from .. import backend
+    return dict(backend.stats["seconds"])
+
+
+def _torch_prepared(step, system):
+    if system == "fuse-compile":
+        return Prepared(step, _fuse_fallbacks, phases=_fuse_backend_phases)
+    return Prepared(step)
+
+
 def prepare_train(system, built, cache_dir):
     """The training step of `system` on `built` (a workloads.Built on the GPU)."""
     import torch
@@ -66,7 +80,7 @@ def prepare_train(system, built, cache_dir):
         import fuse
         batch = (built.train_inputs, built.train_targets)
         compiled = fuse.compile_step(model, built.loss_fn, batch, amp="bf16", cache_dir=cache_dir)
-        return Prepared(lambda: compiled(batch), close=compiled.close)
+        return Prepared(lambda: compiled(batch), close=compiled.close, phases=lambda: dict(compiled.timings))
 
     loss_fn = built.loss_fn
 
@@ -87,7 +101,7 @@ def prepare_train(system, built, cache_dir):
         loss.backward()
         return loss
 
-    return Prepared(step, _fuse_fallbacks if system == "fuse-compile" else (lambda: 0))
+    return _torch_prepared(step, system)
 
 
 def prepare_infer(system, built, cache_dir):
@@ -100,7 +114,9 @@ def prepare_infer(system, built, cache_dir):
         # The exporter traces on the CPU (a Fuse graph has no device).
         device = next(model.parameters()).device
         cpu_inputs = _to_cpu(built.infer_inputs)
+        started = time.perf_counter()
         text = export_module(model.cpu(), cpu_inputs, mode="infer")
+        exported = time.perf_counter() - started
         model.to(device)
         compiled = fuse.compile(text, amp="bf16", amp_results=True, cache_dir=cache_dir)
         args, kwargs = call_arguments(built.infer_inputs)
@@ -108,7 +124,7 @@ def prepare_infer(system, built, cache_dir):
 
         def step():
             return built.logits(compiled(*tensors))
-        return Prepared(step, close=compiled.close)
+        return Prepared(step, close=compiled.close, phases=lambda: dict(compiled.timings, export=exported))
 
     logits = built.logits
 
@@ -125,7 +141,7 @@ def prepare_infer(system, built, cache_dir):
             mark_step()
             return runner(args, kwargs)
 
-    return Prepared(step, _fuse_fallbacks if system == "fuse-compile" else (lambda: 0))
+    return _torch_prepared(step, system)
 
 
 def _step_marker(system):
