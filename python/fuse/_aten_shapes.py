@@ -12,7 +12,7 @@ from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_b
 @handles("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
          "aten.view_copy.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
          "aten.unsqueeze.default", "aten.flatten.using_ints", "aten.unflatten.int",
-         "aten._reshape_alias.default")
+         "aten._reshape_alias.default", "prims.squeeze.default")
 def view(cx, node, x, *args):
     out = cx.node_type()
     return reshape(cx, operand(cx, x, x.shape, out.element), out.shape)
@@ -157,8 +157,12 @@ def constant_pad_nd(cx, node, x, pad, value=0):
     for pair in range(len(pad) // 2):
         dim = out.rank - 1 - pair
         before, after = int(pad[2 * pair]), int(pad[2 * pair + 1])
+        # Negative padding crops (the backward of a pad, padding='same' of an
+        # even convolution kernel).
         if before < 0 or after < 0:
-            raise Unsupported("negative padding")
+            size = current.shape[dim]
+            current = slice_value(cx, current, dim, max(-before, 0), size - max(-after, 0))
+            before, after = max(before, 0), max(after, 0)
         pieces = []
         for size in (before, None, after):
             if size is None:
