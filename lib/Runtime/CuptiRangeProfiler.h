@@ -5,7 +5,7 @@
 // per pass (beginPass, pushRange/popRange around each step, endPass) until
 // endPass says every pass was submitted; results() then evaluates each
 // range's metrics. The metrics below fit in one pass on Hopper (seen on an
-// H200, shared/GPU.md), so a step normally runs once more.
+// H200), so a step normally runs once more.
 //
 // CUPTI needs the CUcontext: the runtime API's primary context, current on
 // this thread, is taken through cudaGetDriverEntryPoint (nothing links

@@ -16,8 +16,10 @@ import traceback
 import torch
 import torch.distributed as dist
 
-# NVLink multicast stays off on the shared GPU machines (KINDS.md), in every
-# process started here.
+# NVLink multicast (NVLS) stays off in NCCL, PyTorch's symmetric memory and
+# NVSHMEM, in every process started here: on GPUs other jobs share, a program
+# that uses multicast can take the host's GPUs out of service, and plain
+# all-reduces are all these tests need.
 NCCL_ENVIRONMENT = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 TIMEOUT = datetime.timedelta(seconds=60)

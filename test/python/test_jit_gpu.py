@@ -3,10 +3,12 @@
 and 50 AdamW steps of GPT-2 tiny against eager's loss curve), the profiler's
 report, and bad calls that must raise clear exceptions, not crash.
 
-Tolerances (DESIGN.md): relative error ‖a − b‖/‖b‖ ≤ 1e-4 on the f32 path
-(amp=None, TF32 off on both sides), ≤ 2e-2 with bf16 mixed precision; NaN
-never passes. Needs torch 2.x and a CUDA GPU (the GPU machine), the model
-tests also HuggingFace transformers: skipped, with the reason, elsewhere.
+Tolerances, as every Fuse check sets them (include/fuse/Support/Comparison.h;
+docs/ARCHITECTURE.md says why): relative error ‖a − b‖/‖b‖ ≤ 1e-4 on the
+f32 path (amp=None, TF32 off on both sides), ≤ 2e-2 with bf16 mixed
+precision; NaN never passes. Needs torch 2.x and a CUDA GPU (the GPU
+machine), the model tests also HuggingFace transformers: skipped, with the
+reason, elsewhere.
 """
 
 import copy
