@@ -136,7 +136,8 @@ def test_1d_patch_convolution_and_1x1_convolutions(tmp_path):
     for conv, shape in [(nn.Conv1d(4, 6, 4, stride=4), (2, 4, 18)),
                         (nn.Conv2d(6, 3, 1), (2, 6, 5, 4)),
                         (nn.Conv1d(6, 3, 1, stride=2), (2, 6, 9)),
-                        (nn.Conv2d(3, 4, 2, stride=3), (2, 3, 8, 10))]:
+                        (nn.Conv2d(3, 4, 2, stride=3), (2, 3, 8, 10)),
+                        (nn.Conv2d(3, 4, 2, stride=2, padding=1), (2, 3, 7, 6))]:
         infer, train = check_conv(conv, shape, tmp_path)
         assert "fuse.gather" not in infer and "fuse.scatter_add" not in train, conv
 
@@ -149,6 +150,40 @@ def test_same_padding_with_an_even_kernel(tmp_path):
 
 def test_unbatched_input(tmp_path):
     check_conv(nn.Conv2d(3, 4, 3, padding=1), (3, 6, 5), tmp_path)
+
+
+def test_convolution_graphs_go_through_the_pipeline_and_code_generator(tmp_path):
+    """The compiler's passes keep the interpreter's answer, and the plan has
+    the GEMMs (the patch embedding's as one m=N*L, n=O, k=C*16*16 GEMM)."""
+    for name, conv, shape in [("patch", nn.Conv2d(3, 24, 16, 16), (2, 3, 32, 32)),
+                              ("conv3x3", nn.Conv2d(4, 6, 3, padding=1, groups=2), (2, 4, 9, 9))]:
+        with torch.no_grad():
+            dy = torch.randn(conv(torch.randn(shape)).shape)
+        text = export_step(Step(ConvOfParameter(conv, shape), (dy,), mode="train", loss_fn=lambda loss: loss))
+        path = verify(text, tmp_path, name)
+        for pipeline in ["fuse-pipeline", "fuse-pipeline{amp=none}"]:
+            result = _run([BIN / "fuse-run", path, "--device=cpu", f"--check-pipeline={pipeline}"])
+            assert result.returncode == 0 and "check-pipeline: PASS (4 of 4 outputs match)" in result.stdout, \
+                result.stdout + result.stderr
+        plan = _run([BIN / "fuse-translate", path, "--emit-plan"])
+        assert plan.returncode == 0, plan.stderr
+        gemms = [line for line in plan.stdout.splitlines() if " gemm " in line]
+        assert len(gemms) == 3, plan.stdout
+        if name == "patch":
+            assert any("m=8 n=24 k=768 batch=1 transB" in line for line in gemms), gemms
+            assert "scatter_add" not in plan.stdout
+        else:
+            assert all("batch=2" in line for line in gemms) and "launch fuse_scatter_add" in plan.stdout
+
+
+def test_bf16_convolution_training_step_verifies(tmp_path):
+    conv = nn.Conv2d(4, 6, 3, padding=1, groups=2).to(torch.bfloat16)
+    step = Step(conv, (torch.randn(2, 4, 8, 8, dtype=torch.bfloat16),), mode="train",
+                loss_fn=lambda y: y.float().square().mean())
+    text = export_step(step)
+    verify(text, tmp_path)
+    assert "(tensor<2x128x18xbf16>, tensor<2x3x18xbf16>) -> tensor<2x128x3xbf16>" in text
+    assert ops_in(text)["fuse.matmul"] == 2  # the image needs no gradient
 
 
 def test_aot_autograd_graphs_with_convolution(tmp_path):
