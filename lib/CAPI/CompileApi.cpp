@@ -10,6 +10,7 @@
 
 #include "fuse/Codegen/Codegen.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "fuse/Runtime/ExecutableIO.h"
@@ -103,6 +104,8 @@ FuseExecutable *compile(const char *text, size_t size,
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failWith("cannot parse " + sourceName);
+  if (failed(mlir::fuse::verifyGraphTypes(*module)))
+    return failWith("unsupported types in " + sourceName);
   std::string error;
   std::string where = opts.source_name && *opts.source_name
                           ? "'" + sourceName + "'"

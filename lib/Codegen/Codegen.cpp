@@ -7,6 +7,7 @@
 #include "Lowerings.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -144,6 +145,10 @@ void copyResults(func::ReturnOp terminator, CodegenContext &context) {
 
 FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
                                                const CodegenOptions &options) {
+  // The front ends check this when they load a graph; a caller that built
+  // or planned the function itself may not have.
+  if (failed(verifyGraphTypes(func)))
+    return failure();
   CodegenContext context;
   runtime::Executable &executable = context.executable();
   executable.entry = func.getSymName().str();

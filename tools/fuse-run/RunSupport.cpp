@@ -2,6 +2,7 @@
 
 #include "RunSupport.h"
 
+#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/Npy.h"
@@ -37,8 +38,14 @@ OwningOpRef<ModuleOp> mlir::fuse::loadGraph(MLIRContext &context,
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  // Parsing verifies the module; errors are printed as diagnostics.
-  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+  // Parsing verifies the module; errors are printed as diagnostics. The
+  // graph type check then rejects what op verifiers cannot see (a dynamic
+  // or oversized function argument), before anything allocates or plans
+  // memory for it.
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (module && failed(verifyGraphTypes(*module)))
+    return nullptr;
+  return module;
 }
 
 FailureOr<func::FuncOp> mlir::fuse::selectEntry(ModuleOp module,

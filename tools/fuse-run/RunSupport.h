@@ -26,7 +26,8 @@ void setToolName(const char *name);
 /// Prints "<tool>: error: MESSAGE" to stderr; always fails.
 LogicalResult reportError(const std::string &message);
 
-/// Parses and verifies the graph (diagnostics go through `sourceMgr`).
+/// Parses and verifies the graph, with verifyGraphTypes after the op
+/// verifiers (diagnostics go through `sourceMgr`).
 OwningOpRef<ModuleOp> loadGraph(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr,
                                 const std::string &path);

@@ -2,6 +2,7 @@
 
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -55,4 +56,24 @@ LogicalResult mlir::fuse::runPipeline(ModuleOp module, StringRef pipeline,
 
 bool mlir::fuse::isPlanned(func::FuncOp func) {
   return func->hasAttr(FuseDialect::kArenaSizeAttr);
+}
+
+namespace {
+struct VerifyGraphTypesPass
+    : PassWrapper<VerifyGraphTypesPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyGraphTypesPass)
+  StringRef getArgument() const override { return "fuse-verify-graph-types"; }
+  StringRef getDescription() const override {
+    return "Checks that every value of every function is a static, "
+           "storable, int64-sized tensor";
+  }
+  void runOnOperation() override {
+    if (failed(mlir::fuse::verifyGraphTypes(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::fuse::createVerifyGraphTypesPass() {
+  return std::make_unique<VerifyGraphTypesPass>();
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -17,6 +18,9 @@ using namespace mlir::fuse;
 
 void mlir::fuse::buildFusePipeline(OpPassManager &pm,
                                    const FusePipelineOptions &options) {
+  // No pass is written for dynamic or oversized types: reject them first,
+  // once, with the value and the type.
+  pm.addPass(createVerifyGraphTypesPass());
   // Mixed precision runs before decomposition: dynamic loss scaling finds
   // the loss gradient at fuse.cross_entropy_backward, which decomposition
   // dissolves. The precision policy itself does not care about the order,

@@ -13,7 +13,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir::fuse {
@@ -34,6 +36,12 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline, StringRef flag,
 /// Whether fuse-plan-memory has run on `func` (it has `fuse.arena_size`):
 /// such a graph goes to code generation as it is.
 bool isPlanned(func::FuncOp func);
+
+/// A pass that runs verifyGraphTypes (GraphVerification.h) on the op it is
+/// given: the first step of fuse-pipeline and of every fuse-opt run, so that
+/// no pass sees a dynamic or oversized type. Not registered by name (it is
+/// always there).
+std::unique_ptr<Pass> createVerifyGraphTypesPass();
 
 } // namespace mlir::fuse
 
