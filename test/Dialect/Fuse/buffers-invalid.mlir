@@ -82,6 +82,26 @@ func.func @size_of_another_type(%x: tensor<16x16xf32>) {
 
 // -----
 
+// fuse.buffers is checked before the op's own type constraints: an index
+// tensor (no bit width) reaches it, and the op then reports the type (this
+// crashed in FloatType::getWidth). So does a result too large for int64
+// bytes.
+func.func @size_of_an_index_tensor(%x: tensor<4xindex>) {
+  // expected-error @+1 {{'fuse.neg' op operand #0 must be statically shaped tensor of}}
+  %a = fuse.neg %x {fuse.buffers = [#fuse.buffer<external, size = 32, live = [0, 0]>]} : tensor<4xindex>
+  return
+}
+
+// -----
+
+func.func @size_of_a_huge_tensor(%x: tensor<f32>) {
+  // expected-error @+1 {{'fuse.broadcast_in_dim' op result #0 has type 'tensor<268435456x1099511627776xf32>': too large}}
+  %a = fuse.broadcast_in_dim %x, dims = [] {fuse.buffers = [#fuse.buffer<offset = 0, size = 0, live = [0, 0]>]} : (tensor<f32>) -> tensor<268435456x1099511627776xf32>
+  return
+}
+
+// -----
+
 func.func @no_such_argument(%x: tensor<4xf32> {fuse.donated}) {
   // expected-error @+1 {{'fuse.buffers' entry #0 is in argument #1, but the function has 1 arguments}}
   %a = fuse.exp %x {fuse.buffers = [#fuse.buffer<argument = 1, size = 16, live = [0, 0]>]} : tensor<4xf32>

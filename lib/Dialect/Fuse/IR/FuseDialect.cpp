@@ -2,10 +2,10 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 
-#include "fuse/Analysis/CostFormulas.h"
 #include "fuse/Dialect/Fuse/IR/FuseAttrs.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Support/ArenaPacking.h"
+#include "fuse/Support/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -214,15 +214,21 @@ static LogicalResult verifyBuffers(Operation *op, Attribute value) {
     if (!buffer)
       return op->emitError() << "'" << name << "' entry #" << index
                              << " must be a #fuse.buffer, got " << entry;
+    // Dialect attributes are verified before the op's own constraints, so
+    // the result may be of any type here: only a static int or float tensor
+    // of a representable size has a byte size to compare (an index tensor
+    // has no bit width; the op or the graph type check rejects the others).
     auto type = dyn_cast<ShapedType>(op->getResult(index).getType());
-    if (type && type.hasStaticShape()) {
-      int64_t bytes = ::fuse::cost::tensorBytes(
-          type.getNumElements(), type.getElementTypeBitWidth());
-      if (buffer.getSize() != bytes)
+    std::optional<int64_t> bytes;
+    if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat())
+      bytes = ::fuse::checkedByteSize(
+          type.getShape(), (type.getElementTypeBitWidth() + 7) / 8);
+    if (bytes) {
+      if (buffer.getSize() != *bytes)
         return op->emitError()
                << "'" << name << "' entry #" << index << " has size "
                << buffer.getSize() << ", but result #" << index << " ("
-               << type << ") takes " << bytes << " bytes";
+               << type << ") takes " << *bytes << " bytes";
     }
     std::optional<int64_t> argument = buffer.getArgument();
     if (!argument)
