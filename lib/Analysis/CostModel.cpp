@@ -105,7 +105,7 @@ FailureOr<OpCost> fusionCost(FusionOp op) {
     FailureOr<OpCost> innerCost = computeOpCost(&inner);
     if (failed(innerCost))
       return failure();
-    total.flops += innerCost->flops;
+    total.flops = ::fuse::saturatingAdd(total.flops, innerCost->flops);
   }
   return total;
 }
@@ -213,7 +213,7 @@ FailureOr<OpCost> mlir::fuse::computeFusedCost(
     FailureOr<OpCost> cost = computeOpCost(op);
     if (failed(cost))
       return failure();
-    total.flops += cost->flops;
+    total.flops = ::fuse::saturatingAdd(total.flops, cost->flops);
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       if ((producer && members.contains(producer)) ||

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Runtime/Executable.h"
+#include "fuse/Support/CheckedMath.h"
 
 #include <algorithm>
 #include <cctype>
@@ -183,6 +184,12 @@ bool Validator::checkSpec(const TensorSpec &spec, const std::string &where) {
   for (int64_t dim : spec.shape)
     if (dim < 0)
       return fail(where + " '" + spec.name + "' has a negative dimension");
+  // bytes() multiplies the dimensions: a file could make it wrap, and every
+  // extent check after this one would compare against the wrapped size.
+  if (!checkedByteSize(spec.shape, static_cast<int64_t>(dtypeSize(spec.dtype))))
+    return fail(where + " '" + spec.name + "' (" +
+                typeString(spec.dtype, spec.shape) +
+                ") takes more than 2^48 bytes");
   return true;
 }
 

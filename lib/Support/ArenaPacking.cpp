@@ -1,6 +1,7 @@
 //===- ArenaPacking.cpp - Offsets of buffers in one arena -----------------===//
 
 #include "fuse/Support/ArenaPacking.h"
+#include "fuse/Support/CheckedMath.h"
 
 #include <algorithm>
 #include <functional>
@@ -239,11 +240,25 @@ void registerPackingStrategy(std::unique_ptr<PackingStrategy> strategy) {
 std::string validateIntervals(const std::vector<BufferInterval> &intervals) {
   const int64_t count = static_cast<int64_t>(intervals.size());
   std::vector<bool> takenOver(intervals.size(), false);
+  // No placement puts a block past the sum of every aligned size (the
+  // linear strategy reaches it), so if that sum fits in int64, so do every
+  // offset, the arena and the lower bound. Each tensor is at most
+  // kMaxTensorBytes; only tens of thousands of such buffers exceed it.
+  int64_t total = 0;
   for (int64_t i = 0; i < count; ++i) {
     const BufferInterval &interval = intervals[i];
     std::string which = "interval " + std::to_string(i);
     if (interval.size < 0)
       return which + " has a negative size";
+    std::optional<int64_t> aligned =
+        checkedAdd(interval.size, kArenaAlignment - 1);
+    std::optional<int64_t> sum =
+        aligned ? checkedAdd(total, *aligned / kArenaAlignment * kArenaAlignment)
+                : std::nullopt;
+    if (!sum)
+      return "the buffers up to interval " + std::to_string(i) +
+             " take more than 2^63 bytes together";
+    total = *sum;
     if (interval.start < 0 || interval.start > interval.end)
       return which + " has an empty or negative live range [" +
              std::to_string(interval.start) + ", " +

@@ -325,3 +325,17 @@ func.func @gemm_epilogue(%x: tensor<32x64xf16>, %w: tensor<256x64xf16>, %bias: t
   } loc("linear")
   return %y : tensor<32x256xf16>
 }
+
+// -----
+
+// 2·M·N·K = 2^67 for three 2^44-element operands, each within the tensor
+// size limit: the count saturates at int64's maximum and says so (it
+// wrapped to 0 here, and to -9223372036854775808 for other sizes).
+// CHECK-LABEL: cost of @flops_beyond_int64
+// CHECK-NEXT: op at flops bytes read bytes written kernels
+// CHECK-NEXT: fuse.matmul {{.*}} 9223372036854775807 70368744177664 35184372088832 1
+// CHECK-NEXT: flops: 9223372036854775807 (over int64's range: at least 9.22 EFLOP)
+func.func @flops_beyond_int64(%a: tensor<4194304x4194304xbf16>, %b: tensor<4194304x4194304xbf16>) -> tensor<4194304x4194304xbf16> {
+  %c = fuse.matmul %a, %b : (tensor<4194304x4194304xbf16>, tensor<4194304x4194304xbf16>) -> tensor<4194304x4194304xbf16>
+  return %c : tensor<4194304x4194304xbf16>
+}

@@ -159,6 +159,20 @@ TEST(ArenaPacking, InvalidIntervals) {
             "interval 0 is on a cycle of reuses");
 }
 
+// Sizes whose sum (or one size rounded up to 256) passes int64: offsets and
+// the arena would wrap, so packing refuses them instead.
+TEST(ArenaPacking, SizesBeyondInt64AreRefused) {
+  auto error = [](std::vector<BufferInterval> intervals) {
+    return fuse::packArena(intervals, strategy("best-fit")).error;
+  };
+  const int64_t half = int64_t(1) << 62;
+  EXPECT_EQ(error({{half, 0, 1}, {half - 256, 0, 1}}), "");
+  EXPECT_EQ(error({{half, 0, 1}, {half, 2, 3}}),
+            "the buffers up to interval 1 take more than 2^63 bytes together");
+  EXPECT_EQ(error({{INT64_MAX, 0, 0}}),
+            "the buffers up to interval 0 take more than 2^63 bytes together");
+}
+
 TEST(ArenaPacking, Registry) {
   std::vector<std::string> names = fuse::packingStrategyNames();
   EXPECT_NE(std::find(names.begin(), names.end(), "best-fit"), names.end());

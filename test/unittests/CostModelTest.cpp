@@ -18,6 +18,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <string>
 
 using namespace mlir;
@@ -86,6 +87,21 @@ TEST(CostFormulas, OpCostsAdd) {
   OpCost total{1, 2, 3, 1};
   total += OpCost{10, 20, 30, 0};
   EXPECT_EQ(total, (OpCost{11, 22, 33, 1}));
+}
+
+// Each tensor fits in int64 bytes, but a GEMM's 2·M·N·K need not: counts
+// saturate at int64's maximum instead of wrapping (2^67 wrapped to 0, a
+// larger product to -2^63), and sums of them stay there.
+TEST(CostFormulas, CountsSaturateInsteadOfWrapping) {
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  const int64_t n = int64_t(1) << 22;
+  EXPECT_EQ(cost::matmulFlops(1, n, n, n), most);
+  EXPECT_EQ(cost::matmulFlops(3, n, n, 1), 3 * 2 * n * n);
+  EXPECT_EQ(cost::attentionBackwardFlops(n, n, n, n, 64, 64), most);
+  EXPECT_EQ(cost::layerNormFlops(most / 2, true, true), most);
+  OpCost total{most - 1, 0, 0, 1};
+  total += OpCost{most, 1, 1, 1};
+  EXPECT_EQ(total, (OpCost{most, 1, 1, 2}));
 }
 
 class CostModelTest : public ::testing::Test {

@@ -262,6 +262,15 @@ TEST(ValidateExecutable, BufferExtents) {
   EXPECT_THAT(invalid(exe), HasSubstr("refers to constant 2 but there are 2"));
 }
 
+// A shape whose bytes wrap in int64 (2^68 f32 elements: 0) would make every
+// extent check compare against the wrapped size.
+TEST(ValidateExecutable, TensorTooLarge) {
+  Executable exe = makeRichExecutable();
+  exe.inputs[0].shape = {int64_t(1) << 28, int64_t(1) << 40};
+  EXPECT_THAT(invalid(exe), HasSubstr("input 0 '" + exe.inputs[0].name + "' (268435456x1099511627776x"));
+  EXPECT_THAT(invalid(exe), HasSubstr(") takes more than 2^48 bytes"));
+}
+
 TEST(ValidateExecutable, GemmShapes) {
   Executable exe = makeRichExecutable();
   exe.gemms[0].ldb = 4; // B is stored n x k = 16 x 8 under transB

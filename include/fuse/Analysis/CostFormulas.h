@@ -32,6 +32,8 @@
 #ifndef FUSE_ANALYSIS_COSTFORMULAS_H
 #define FUSE_ANALYSIS_COSTFORMULAS_H
 
+#include "fuse/Support/CheckedMath.h"
+
 #include <cstdint>
 
 namespace fuse {
@@ -44,11 +46,14 @@ struct OpCost {
   int64_t bytesWritten = 0;
   int64_t kernels = 0;
 
+  /// Saturating (as the formulas below): FLOPs multiply sizes that each
+  /// fit (kMaxTensorBytes), but a product of three may not, and a wrapped
+  /// count printed -2^63.
   OpCost &operator+=(const OpCost &other) {
-    flops += other.flops;
-    bytesRead += other.bytesRead;
-    bytesWritten += other.bytesWritten;
-    kernels += other.kernels;
+    flops = saturatingAdd(flops, other.flops);
+    bytesRead = saturatingAdd(bytesRead, other.bytesRead);
+    bytesWritten = saturatingAdd(bytesWritten, other.bytesWritten);
+    kernels = saturatingAdd(kernels, other.kernels);
     return *this;
   }
   friend bool operator==(const OpCost &a, const OpCost &b) {
@@ -89,15 +94,20 @@ constexpr int64_t kLaunchEquivalentBytes = 8 << 20;
 /// with it and kLaunchEquivalentBytes.
 constexpr double kFlopEquivalentBytes = 1.0 / 150;
 
+// The products below saturate at int64's maximum instead of wrapping: every
+// tensor fits in int64 bytes (the verifier's limit), but a GEMM's
+// 2·B·M·N·K need not, and a count that reads "huge" beats a negative one.
+
 /// Bytes of `elements` values of `bitWidth` bits; i1 takes a whole byte, as
 /// it is stored unpacked.
 constexpr int64_t tensorBytes(int64_t elements, int64_t bitWidth) {
-  return elements * ((bitWidth + 7) / 8);
+  return saturatingMul(elements, (bitWidth + 7) / 8);
 }
 
 /// `batch` products of an [M, K] and a [K, N] matrix.
 constexpr int64_t matmulFlops(int64_t batch, int64_t m, int64_t n, int64_t k) {
-  return 2 * batch * m * n * k;
+  return saturatingMul(
+      saturatingMul(saturatingMul(saturatingMul(2, batch), m), n), k);
 }
 
 /// Attention forward for `heads` query heads: QK^T (2·Tq·Tk·D) and PV
@@ -105,24 +115,24 @@ constexpr int64_t matmulFlops(int64_t batch, int64_t m, int64_t n, int64_t k) {
 constexpr int64_t attentionForwardFlops(int64_t batch, int64_t heads,
                                         int64_t tq, int64_t tk, int64_t d,
                                         int64_t dv) {
-  return matmulFlops(batch * heads, tq, tk, d) +
-         matmulFlops(batch * heads, tq, dv, tk);
+  return saturatingAdd(matmulFlops(saturatingMul(batch, heads), tq, tk, d),
+                       matmulFlops(saturatingMul(batch, heads), tq, dv, tk));
 }
 
 /// Attention backward: twice the forward.
 constexpr int64_t attentionBackwardFlops(int64_t batch, int64_t heads,
                                          int64_t tq, int64_t tk, int64_t d,
                                          int64_t dv) {
-  return 2 * attentionForwardFlops(batch, heads, tq, tk, d, dv);
+  return saturatingMul(2, attentionForwardFlops(batch, heads, tq, tk, d, dv));
 }
 
 constexpr int64_t layerNormFlops(int64_t elements, bool weight, bool bias) {
-  return elements * (kLayerNormFlopsPerElement + (weight ? 1 : 0) +
-                     (bias ? 1 : 0));
+  return saturatingMul(elements, kLayerNormFlopsPerElement + (weight ? 1 : 0) +
+                                     (bias ? 1 : 0));
 }
 
 constexpr int64_t rmsNormFlops(int64_t elements, bool weight) {
-  return elements * (kRmsNormFlopsPerElement + (weight ? 1 : 0));
+  return saturatingMul(elements, kRmsNormFlopsPerElement + (weight ? 1 : 0));
 }
 
 /// PaLM's training FLOPs per token, 6·N + 12·L·H·Q·T, for N parameters, L

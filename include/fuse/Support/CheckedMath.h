@@ -18,11 +18,14 @@
 
 namespace fuse {
 
-/// The most bytes one tensor may take: 2^62 (4 EiB), far beyond any memory.
-/// The headroom below int64's limit keeps a buffer's size rounded up to the
-/// arena's alignment, and the byte offset of any element, inside int64. The
-/// verifier rejects larger tensor types (verifyGraphTypes).
-constexpr int64_t kMaxTensorBytes = int64_t(1) << 62;
+/// The most bytes one tensor may take: 2^48 (256 TiB), hundreds of times
+/// any machine's memory. A limit this far below int64's keeps everything
+/// computed from sizes inside int64 without a check at each step: a
+/// buffer's size rounded up to the arena's alignment, byte offsets, and
+/// sums over up to 2^15 buffers (arena sizes, bytes live at once, bytes
+/// moved by a graph). The verifier rejects larger tensor types
+/// (GraphVerification.h).
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
 
 /// a * b, or nullopt when it does not fit in int64.
 constexpr std::optional<int64_t> checkedMul(int64_t a, int64_t b) {

@@ -48,17 +48,17 @@ func.func @index_argument(%x: tensor<4xindex>) -> tensor<4xindex> {
 // -----
 
 // 2^68 elements: the count wraps to 0 in int64.
-// expected-error @+1 {{argument #0 of @too_many_elements has type 'tensor<268435456x1099511627776xf32>': too large (over 2^62 bytes, the most a Fuse tensor may take, so that element counts and byte offsets fit in int64)}}
+// expected-error @+1 {{argument #0 of @too_many_elements has type 'tensor<268435456x1099511627776xf32>': too large (over 2^48 bytes = 256 TiB, the most a Fuse tensor may take, so that sizes, offsets and their sums fit in int64)}}
 func.func @too_many_elements(%x: tensor<268435456x1099511627776xf32>) -> tensor<268435456x1099511627776xf32> {
   return %x : tensor<268435456x1099511627776xf32>
 }
 
 // -----
 
-// 2^61 elements fit in int64, their 2^63 bytes do not.
-// expected-error @+1 {{argument #0 of @too_many_bytes has type 'tensor<2305843009213693952xf32>': too large}}
-func.func @too_many_bytes(%x: tensor<2305843009213693952xf32>) -> tensor<2305843009213693952xf32> {
-  return %x : tensor<2305843009213693952xf32>
+// 2^47 f32 elements: 2^49 bytes, over the limit.
+// expected-error @+1 {{argument #0 of @too_many_bytes has type 'tensor<140737488355328xf32>': too large}}
+func.func @too_many_bytes(%x: tensor<140737488355328xf32>) -> tensor<140737488355328xf32> {
+  return %x : tensor<140737488355328xf32>
 }
 
 // -----
@@ -83,7 +83,8 @@ func.func @broadcast_too_large(%x: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// The largest allowed: exactly 2^62 bytes; and 0-size tensors.
-func.func @at_the_limit(%x: tensor<1152921504606846976xf32>, %e: tensor<0x4xf32>) -> (tensor<1152921504606846976xf32>, tensor<0x4xf32>) {
-  return %x, %e : tensor<1152921504606846976xf32>, tensor<0x4xf32>
+// The largest allowed: exactly 2^48 bytes (2^46 f32, 2^48 i1, a byte
+// each); and 0-size tensors.
+func.func @at_the_limit(%x: tensor<70368744177664xf32>, %b: tensor<16777216x16777216xi1>, %e: tensor<0x4xf32>) -> (tensor<70368744177664xf32>, tensor<16777216x16777216xi1>, tensor<0x4xf32>) {
+  return %x, %b, %e : tensor<70368744177664xf32>, tensor<16777216x16777216xi1>, tensor<0x4xf32>
 }

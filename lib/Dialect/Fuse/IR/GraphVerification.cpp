@@ -27,8 +27,8 @@ std::string mlir::fuse::checkGraphType(Type type) {
     return "not an element type Fuse stores (f32, f16, bf16, i64, i32, i1)";
   int64_t elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
   if (!::fuse::checkedByteSize(tensor.getShape(), elementBytes))
-    return "too large (over 2^62 bytes, the most a Fuse tensor may take, so "
-           "that element counts and byte offsets fit in int64)";
+    return "too large (over 2^48 bytes = 256 TiB, the most a Fuse tensor "
+           "may take, so that sizes, offsets and their sums fit in int64)";
   return "";
 }
 

@@ -20,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <string>
 
 #define DEBUG_TYPE "fuse-print-cost"
@@ -75,8 +76,12 @@ void printTable(ArrayRef<OpCostEntry> entries, func::FuncOp func,
 }
 
 void printTotals(const OpCost &total, raw_ostream &os) {
-  os << "flops: " << total.flops << " (" << humanReadable(total.flops, "FLOP")
-     << ")\n";
+  // The cost model saturates at int64's maximum rather than wrap.
+  bool saturated = total.flops == std::numeric_limits<int64_t>::max();
+  os << "flops: " << total.flops << " ("
+     << (saturated ? "over int64's range: at least "
+                   : "")
+     << humanReadable(total.flops, "FLOP") << ")\n";
   os << "bytes read: " << total.bytesRead << " ("
      << humanReadable(total.bytesRead, "B") << ")\n";
   os << "bytes written: " << total.bytesWritten << " ("

@@ -20,7 +20,8 @@ namespace mlir::fuse {
 
 /// Why `type` cannot be a value of a Fuse graph, or an empty string: it must
 /// be a ranked tensor with a static shape, an element type Fuse stores (f32,
-/// f16, bf16, i64, i32, i1) and at most ::fuse::kMaxTensorBytes bytes.
+/// f16, bf16, i64, i32, i1) and at most ::fuse::kMaxTensorBytes (2^48)
+/// bytes.
 std::string checkGraphType(Type type);
 
 /// Checks the signature and every value (op results, region arguments) of
