@@ -70,9 +70,16 @@ void evalReduce(ReduceOp op, const HostTensor &in, HostTensor &out) {
       out.set(i, kind == ReduceKind::Mean ? acc[i] / reduced : acc[i]);
     return;
   }
-  int64_t init = kind == ReduceKind::Max ? std::numeric_limits<int64_t>::min()
-               : kind == ReduceKind::Min ? std::numeric_limits<int64_t>::max()
-                                         : 0;
+  // The identity of the dtype, which is what a reduction over an empty
+  // dimension gives (int64's extremes would wrap to 0 in an i32 result).
+  bool i32 = out.dtype() == ::fuse::DType::I32;
+  int64_t lowest = i32 ? std::numeric_limits<int32_t>::min()
+                       : std::numeric_limits<int64_t>::min();
+  int64_t highest = i32 ? std::numeric_limits<int32_t>::max()
+                        : std::numeric_limits<int64_t>::max();
+  int64_t init = kind == ReduceKind::Max   ? lowest
+                 : kind == ReduceKind::Min ? highest
+                                           : 0;
   std::vector<int64_t> acc(outCount, init);
   for (int64_t i = 0, e = in.numElements(); i < e; ++i) {
     int64_t x = in.ints()[i];

@@ -76,7 +76,10 @@ mlir::fuse::describeArguments(func::FuncOp func,
       for (OpOperand &use : argument.getUses()) {
         if (info.indexBound)
           break;
-        if (auto bound = boundFromUse(use)) {
+        // An indexed dimension of size 0 bounds nothing (the verifier
+        // allows it only with no indices to draw) and would be a modulo
+        // by zero below.
+        if (auto bound = boundFromUse(use); bound && bound->first > 0) {
           info.indexBound = bound->first;
           info.boundSource = bound->second;
         }

@@ -50,6 +50,12 @@ LogicalResult ArgmaxOp::inferReturnTypes(
     return emitInferError<ArgmaxOp>(location, "dim ", dim,
                                     " is out of range for operand rank ",
                                     operandType.getRank());
+  // No element to point at: there is no answer (torch raises too).
+  if (operandType.getDimSize(dim) == 0)
+    return emitInferError<ArgmaxOp>(location, "dim ", dim, " of ",
+                                    operandType,
+                                    " is empty: an argmax over no elements "
+                                    "has no answer");
   inferredReturnTypes.push_back(RankedTensorType::get(
       reduceShape(operandType.getShape(), {dim}, adaptor.getKeepdim()),
       IntegerType::get(context, 64)));
@@ -193,6 +199,13 @@ LogicalResult LayerNormOp::inferReturnTypes(
           {{"weight", adaptor.getWeight()}, {"bias", adaptor.getBias()}})))
     return failure();
   SmallVector<int64_t> statsShape(inputType.getShape().take_front(axis));
+  // Statistics of no elements are 0 / 0; an empty input with no rows
+  // (nothing to return) is fine.
+  if (llvm::is_contained(inputType.getShape().drop_front(axis), 0) &&
+      !llvm::is_contained(statsShape, 0))
+    return emitInferError<LayerNormOp>(
+        location, "normalises ", inputType, " from axis ", axis,
+        " over no elements: its mean and rstd would be 0 / 0");
   statsShape.resize(inputType.getRank(), 1);
   auto statsType = RankedTensorType::get(statsShape, Float32Type::get(context));
   inferredReturnTypes.append({inputType, statsType, statsType});
@@ -262,6 +275,11 @@ inferAttentionTypes(MLIRContext *context, std::optional<Location> location,
         location, "value ", formatShape(v.getShape()),
         " must match key ", formatShape(k.getShape()),
         " in heads and sequence length");
+  // A softmax over no keys is 0 / 0, for every query row there is.
+  if (keyLen == 0 && batch * queryHeads * queryLen != 0)
+    return emitInferError<OpTy>(location, "key and value have no positions "
+                                          "(", k, "): attention over no keys "
+                                          "is 0 / 0");
   if (kvHeads == 0 || queryHeads % kvHeads != 0)
     return emitInferError<OpTy>(
         location, "query heads (", queryHeads,
@@ -377,6 +395,11 @@ inferLossType(std::optional<Location> location, Value logits, Value labels,
         location, "labels have shape ", formatShape(labelsType.getShape()),
         " but logits ", formatShape(logitsType.getShape()),
         " (classes last) need ", formatShape(positions));
+  // No class a label could name (positions with no classes).
+  if (logitsType.getShape().back() == 0 && !llvm::is_contained(positions, 0))
+    return emitInferError<OpTy>(location, "logits ", logitsType,
+                                " have no classes: every label would be out "
+                                "of range");
   ArrayRef<int64_t> lossShape =
       reduction == LossReduction::None ? positions : ArrayRef<int64_t>();
   return RankedTensorType::get(lossShape, logitsType.getElementType());

@@ -203,6 +203,11 @@ LogicalResult GatherOp::inferReturnTypes(
     return emitInferError<GatherOp>(location, "dim ", dim,
                                     " is out of range for operand rank ",
                                     operandType.getRank());
+  if (operandType.getDimSize(dim) == 0 && indicesType.getNumElements() != 0)
+    return emitInferError<GatherOp>(
+        location, "dim ", dim, " of ", operandType,
+        " is empty: every one of the ", indicesType.getNumElements(),
+        " indices would be out of range");
   inferredReturnTypes.push_back(RankedTensorType::get(
       takeShape(operandType, indicesType, dim), operandType.getElementType()));
   return success();
@@ -215,6 +220,11 @@ LogicalResult ScatterAddOp::verify() {
   if (dim >= destType.getRank())
     return emitOpError() << "dim " << dim << " is out of range for dest rank "
                          << destType.getRank();
+  if (destType.getDimSize(dim) == 0 && getIndices().getType().getNumElements() != 0)
+    return emitOpError() << "dim " << dim << " of " << destType
+                         << " is empty: every one of the "
+                         << getIndices().getType().getNumElements()
+                         << " indices would be out of range";
   if (updatesType.getElementType() != destType.getElementType())
     return emitOpError() << "updates have element type "
                          << updatesType.getElementType() << " but dest has "

@@ -65,6 +65,8 @@ def Fuse_Dialect : Dialect {
     operations.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // Rewrites of ops over empty tensors (EmptyTensorCanonicalization.cpp).
+  let hasCanonicalizer = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
