@@ -4,6 +4,7 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
@@ -286,11 +287,77 @@ std::string ScalarEmitter::fail(Operation *op, const std::string &message) {
   return "0";
 }
 
-std::string ScalarEmitter::emit(Value value, const Index &index) {
+const std::string *ScalarEmitter::memoised(Value value,
+                                           const Index &index) const {
   std::string k = key(value, index);
   for (auto it = memo_.rbegin(); it != memo_.rend(); ++it)
     if (auto found = it->find(k); found != it->end())
-      return found->second;
+      return &found->second;
+  return nullptr;
+}
+
+/// The operands an op reads at its own result's index: those of
+/// elementwise ops, casts, compares and selects. Shape ops (broadcast,
+/// reshape, transpose, slice, concat, gather) read others.
+static OperandRange sameIndexOperands(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (op && op->hasTrait<OpTrait::Elementwise>())
+    return op->getOperands();
+  return OperandRange(nullptr, 0);
+}
+
+std::string ScalarEmitter::emit(Value value, const Index &index) {
+  if (const std::string *found = memoised(value, index))
+    return *found;
+  // A value is computed after its operands. Recursion through same-index
+  // operands would be as deep as the longest elementwise chain (10,000
+  // fuse.neg overflowed the stack), so those are emitted first from an
+  // explicit stack, in the order recursion would visit them (operands left
+  // to right, each after its own), which leaves the code unchanged; the
+  // emitOne calls below then find every operand memoised. Values a template
+  // provides are leaves.
+  struct Pending {
+    Value value;
+    unsigned next = 0;
+  };
+  SmallVector<Pending> stack{{value}};
+  llvm::DenseSet<Value> seen{value};
+  while (!stack.empty()) {
+    Pending &top = stack.back();
+    OperandRange operands = provided_.count(top.value)
+                                ? OperandRange(nullptr, 0)
+                                : sameIndexOperands(top.value);
+    if (top.next < operands.size()) {
+      Value operand = operands[top.next++];
+      if (seen.insert(operand).second && !memoised(operand, index))
+        stack.push_back({operand});
+      continue;
+    }
+    Value done = top.value;
+    stack.pop_back();
+    if (done != value && !memoised(done, index))
+      emitOne(done, index);
+  }
+  // What is left recursive are index changes: one level per shape op on
+  // the path from this value to the fusion's inputs. Bounded, so that a
+  // graph built to be deep gets an error rather than a stack overflow.
+  if (depth_ >= kMaxIndexChangeDepth) {
+    Operation *op = value.getDefiningOp();
+    return fail(op ? op : body_.getParentOp(),
+                "reaching an input of this fusion from here takes more than " +
+                    std::to_string(kMaxIndexChangeDepth) +
+                    " nested broadcasts, reshapes, transposes, slices, "
+                    "concats and gathers: the CUDA code generator stops "
+                    "rather than overflow its stack (split the fusion)");
+  }
+  ++depth_;
+  std::string result = emitOne(value, index);
+  --depth_;
+  return result;
+}
+
+std::string ScalarEmitter::emitOne(Value value, const Index &index) {
+  std::string k = key(value, index);
   std::string result;
   if (auto found = provided_.find(value); found != provided_.end())
     result = found->second;

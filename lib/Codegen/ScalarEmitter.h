@@ -166,7 +166,18 @@ public:
   const std::vector<std::string> &helpers() const { return helpers_; }
   void requireHelper(const std::string &name);
 
+  /// Most shape ops (broadcast, reshape, transpose, slice, concat, gather)
+  /// nested on one path from a value to the fusion's inputs: each is a
+  /// level of recursion in emit(). Elementwise chains are not counted (they
+  /// are walked with an explicit stack); real fusions nest a few, and 256
+  /// levels take about 400 KB of stack.
+  static constexpr int kMaxIndexChangeDepth = 256;
+
 private:
+  /// emit() once the operands `value` reads at `index` are memoised.
+  std::string emitOne(mlir::Value value, const Index &index);
+  /// The memoised expression of `value` at `index`, or null.
+  const std::string *memoised(mlir::Value value, const Index &index) const;
   std::string emitOp(mlir::Operation *op, mlir::OpResult result,
                      const Index &index);
   std::string define(DType dtype, const std::string &expr);
@@ -201,6 +212,8 @@ private:
   std::vector<mlir::Operation *> denseConstants_;
   std::vector<std::string> helpers_;
   int counter_ = 0;
+  /// Nesting of emit() calls (see kMaxIndexChangeDepth).
+  int depth_ = 0;
   bool failed_ = false;
 };
 
