@@ -164,3 +164,18 @@ func.func @cumsum_of_one(%x: tensor<4x1xf32>, %y: tensor<4x2xf32>) -> (tensor<4x
   %b = fuse.cumsum %y, dim = 1 : tensor<4x2xf32>
   return %a, %b : tensor<4x1xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// A reshape of a reshape is one reshape of the first operand; back to the
+// first operand's type, none.
+// CHECK-LABEL: func.func @reshape_of_reshape
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[R:.+]] = fuse.reshape %[[X]] : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: return %[[R]], %[[X]]
+func.func @reshape_of_reshape(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor<2x3x4xf32>) {
+  %a = fuse.reshape %x : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  %b = fuse.reshape %a : (tensor<24xf32>) -> tensor<4x6xf32>
+  %c = fuse.reshape %b : (tensor<4x6xf32>) -> tensor<2x3x4xf32>
+  return %b, %c : tensor<4x6xf32>, tensor<2x3x4xf32>
+}

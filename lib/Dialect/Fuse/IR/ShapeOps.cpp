@@ -57,6 +57,13 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
+  // A reshape of a reshape is one reshape of the first operand (both are
+  // row-major views): chains of them otherwise nest one level of index
+  // arithmetic per reshape in the kernel that reads them.
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
   return {};
 }
 
