@@ -5,8 +5,11 @@
 #include "Evaluators.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
+#include "fuse/Support/CheckedMath.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -33,10 +36,34 @@ FailureOr<HostTensorType> mlir::fuse::getHostTensorType(Type type) {
                                                      tensorType.getShape().end())};
 }
 
-FailureOr<HostTensor> mlir::fuse::makeHostTensor(Type type) {
+/// The machine's physical memory in bytes (0 when unknown).
+static int64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? int64_t(pages) * pageSize : 0;
+}
+
+std::string mlir::fuse::hostTensorProblem(Type type) {
   FailureOr<HostTensorType> hostType = getHostTensorType(type);
   if (failed(hostType))
+    return "not a static tensor of f32, f16, bf16, i64, i32 or i1";
+  // A HostTensor keeps floats as f32 and integers as i64. A tensor the
+  // verifier allows (up to 2^48 bytes) can still be more than this machine
+  // has; allocating it would end the process (no exceptions here).
+  int64_t perElement = isFloat(hostType->dtype) ? 4 : 8;
+  std::optional<int64_t> bytes = ::fuse::checkedByteSize(hostType->shape, perElement);
+  int64_t memory = physicalMemoryBytes();
+  if (!bytes || (memory > 0 && *bytes > memory))
+    return "its elements take " +
+           (bytes ? std::to_string(*bytes) : std::string("over 2^63")) +
+           " bytes on the host, more than this machine's " +
+           std::to_string(memory) + " bytes of memory";
+  return "";
+}
+
+FailureOr<HostTensor> mlir::fuse::makeHostTensor(Type type) {
+  if (!hostTensorProblem(type).empty())
     return failure();
+  FailureOr<HostTensorType> hostType = getHostTensorType(type);
   return HostTensor(hostType->dtype, hostType->shape);
 }
 
@@ -80,7 +107,7 @@ LogicalResult Evaluator::runOp(Operation &op) {
     if (failed(tensor))
       return op.emitError() << "the reference interpreter cannot hold a value "
                                "of type "
-                            << type;
+                            << type << ": " << hostTensorProblem(type);
     results.push_back(std::move(*tensor));
   }
 
@@ -128,10 +155,12 @@ mlir::fuse::interpret(func::FuncOp func, ArrayRef<HostTensor> inputs) {
   for (auto [index, argument, input] :
        llvm::enumerate(entry.getArguments(), inputs)) {
     FailureOr<HostTensorType> expected = getHostTensorType(argument.getType());
-    if (failed(expected))
+    std::string problem = hostTensorProblem(argument.getType());
+    if (failed(expected) || !problem.empty())
       return func.emitError() << "argument #" << index << " has type "
                               << argument.getType()
-                              << ", which the interpreter cannot hold";
+                              << ", which the interpreter cannot hold: "
+                              << problem;
     if (!expected->matches(input))
       return func.emitError() << "argument #" << index << " is "
                               << expected->str() << " but the input is "

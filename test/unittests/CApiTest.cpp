@@ -125,6 +125,24 @@ TEST(CApi, MalformedGraphNamesLineAndColumn) {
   EXPECT_THAT(fuseLastError(), HasSubstr("'fuse.bogus' is unknown"));
 }
 
+// What no op verifier sees (a dynamic argument returned as it is) is
+// rejected on load with the graph type check's diagnostic, not compiled into
+// a plan of -2^63 elements.
+TEST(CApi, DynamicAndOversizedGraphsAreRefused) {
+  std::string dynamic = "func.func @f(%i: tensor<?xi64>) -> tensor<?xi64> {\n"
+                        "  return %i : tensor<?xi64>\n}\n";
+  EXPECT_FALSE(compile(dynamic));
+  EXPECT_THAT(fuseLastError(), HasSubstr("unsupported types in scale.mlir"));
+  EXPECT_THAT(fuseLastError(),
+              HasSubstr("scale.mlir:1:14: error: argument #0 of @f has type "
+                        "'tensor<?xi64>': dynamic shapes are not supported"));
+  std::string huge = "func.func @f(%x: tensor<268435456x1099511627776xf32>) -> "
+                     "tensor<268435456x1099511627776xf32> {\n"
+                     "  return %x : tensor<268435456x1099511627776xf32>\n}\n";
+  EXPECT_FALSE(compile(huge));
+  EXPECT_THAT(fuseLastError(), HasSubstr("too large (over 2^48 bytes"));
+}
+
 TEST(CApi, BadPipelineAndEntryAreNamed) {
   EXPECT_FALSE(compile(kGraph, "fuse-pipeline{amp=f8}"));
   EXPECT_THAT(fuseLastError(), HasSubstr("fuse-pipeline{amp=f8}"));

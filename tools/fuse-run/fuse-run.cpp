@@ -237,6 +237,14 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return failure();
     inputs = std::move(*loaded);
   } else {
+    // Random inputs are made on the host, on either device: an argument
+    // larger than this machine's memory is an error here, not an abort in
+    // the allocator.
+    for (auto [index, argument] : llvm::enumerate(arguments))
+      if (std::string problem = hostTensorProblem(argument.type); !problem.empty())
+        return reportError("cannot make a random input '" + argument.name +
+                           "' (argument #" + std::to_string(index) + "): " +
+                           problem);
     inputs = randomInputs(arguments, seed);
   }
   if (!allowNan && failed(checkNoNan(inputs, arguments)))

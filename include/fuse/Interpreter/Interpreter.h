@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <string>
 #include <vector>
 
 namespace mlir::fuse {
@@ -46,8 +47,13 @@ struct HostTensorType {
 };
 FailureOr<HostTensorType> getHostTensorType(Type type);
 
-/// A zero-filled host tensor of `type` (a static ranked tensor of a fuse
-/// element type).
+/// Why the interpreter cannot hold a value of `type` (not a static tensor
+/// of a fuse element type, or more bytes than this machine's memory), or an
+/// empty string.
+std::string hostTensorProblem(Type type);
+
+/// A zero-filled host tensor of `type`; failure when hostTensorProblem says
+/// why not.
 FailureOr<::fuse::HostTensor> makeHostTensor(Type type);
 
 /// Evaluates `func` with one input per argument, in order. Returns the values
