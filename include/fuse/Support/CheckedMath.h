@@ -3,9 +3,13 @@
 // A tensor type's element count and byte size are products of its
 // dimensions; computed in plain int64 they wrap silently (2^68 elements
 // become 0, a GEMM's FLOPs go negative), and everything after that (memory
-// plans, launch grids, .npz headers) is garbage. Every place that multiplies
-// dimensions of a type it did not check itself goes through these helpers.
-// Plain C++ (no MLIR): the verifier, the interpreter and the runtime share it.
+// plans, launch grids, .npz headers) is garbage. The graph type check
+// (GraphVerification.h) rejects any tensor over kMaxTensorBytes with these
+// helpers, so code after it may multiply a verified type's dimensions
+// plainly; what it cannot rely on that for (executables read from files,
+// FLOP counts that multiply several sizes, sums of many buffers) uses them
+// too. Plain C++ (no MLIR): the dialect, the interpreter and the runtime
+// share it.
 //
 //===----------------------------------------------------------------------===//
 
