@@ -56,6 +56,19 @@ def ops_in(text):
     return collections.Counter(re.findall(r"= (fuse\.[a-z_]+)", text))
 
 
+class AotGraphs(dict):
+    """AOTAutograd's forward and backward graphs of a function, as its
+    compilers receive them: {"forward": (gm, example inputs), "backward":
+    ...}. `aot_function(f, fw_compiler=graphs.compiler("forward"),
+    bw_compiler=graphs.compiler("backward"))` fills it when called."""
+
+    def compiler(self, kind):
+        def capture(gm, example_inputs):
+            self[kind] = (gm, list(example_inputs))
+            return gm
+        return capture
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU and torch 2.x (the GPU machine); skipped, "
                                        "with the reason, elsewhere")

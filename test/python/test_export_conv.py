@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from conftest import BIN, _run, matches_torch, ops_in, verify
+from conftest import AotGraphs, BIN, _run, matches_torch, ops_in, verify
 from fuse._steps import Step
 from fuse.export import ExportError, export_graph, export_module, export_step
 
@@ -190,20 +190,14 @@ def test_aot_autograd_graphs_with_convolution(tmp_path):
     """AOTAutograd's backward graph calls convolution_backward with the mask
     of the gradients it needs: here all three (the input requires grad)."""
     from functorch.compile import aot_function
-    graphs = {}
-
-    def capture(kind):
-        def compiler(gm, example_inputs):
-            graphs[kind] = (gm, list(example_inputs))
-            return gm
-        return compiler
+    graphs = AotGraphs()
 
     def f(x, w, b):
         return torch.tanh(F.conv2d(x, w, b, stride=2, padding=1, dilation=1, groups=2)).sum()
 
     args = [torch.randn(2, 4, 9, 9, requires_grad=True), torch.randn(6, 2, 3, 3, requires_grad=True),
             torch.randn(6, requires_grad=True)]
-    compiled = aot_function(f, fw_compiler=capture("forward"), bw_compiler=capture("backward"))
+    compiled = aot_function(f, fw_compiler=graphs.compiler("forward"), bw_compiler=graphs.compiler("backward"))
     compiled(*args).backward()
     assert "aten.convolution_backward.default" in str(graphs["backward"][0].graph)
     for kind, (gm, example) in graphs.items():

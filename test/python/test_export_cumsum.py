@@ -7,7 +7,7 @@ import subprocess
 import torch
 import torch.nn as nn
 
-from conftest import BIN, matches_torch, ops_in, verify
+from conftest import AotGraphs, BIN, matches_torch, ops_in, verify
 from fuse._steps import Step
 from fuse.export import export_graph, export_step
 
@@ -91,18 +91,12 @@ def test_cumsum_dtypes_and_flip_match_torch(tmp_path):
 
 def test_aot_autograd_graphs_with_cumsum_export(tmp_path):
     from functorch.compile import aot_function
-    graphs = {}
-
-    def capture(kind):
-        def compiler(gm, example_inputs):
-            graphs[kind] = (gm, list(example_inputs))
-            return gm
-        return compiler
+    graphs = AotGraphs()
 
     def f(x, w):
         return torch.cumsum(x @ w, dim=1).pow(2).sum()
 
-    compiled = aot_function(f, fw_compiler=capture("forward"), bw_compiler=capture("backward"))
+    compiled = aot_function(f, fw_compiler=graphs.compiler("forward"), bw_compiler=graphs.compiler("backward"))
     compiled(torch.randn(4, 6), torch.randn(6, 5, requires_grad=True)).backward()
     for kind, (gm, example) in graphs.items():
         text = export_graph(gm, example, name=f"scan_{kind}")

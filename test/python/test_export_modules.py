@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from conftest import matches_torch, ops_in, requires_torch2, verify
+from conftest import AotGraphs, matches_torch, ops_in, requires_torch2, verify
 from fuse._steps import Step, default_optimizer_state
 from fuse.export import AdamW, export_graph, export_module, export_step
 
@@ -198,13 +198,7 @@ def test_make_fx_graph_exports_with_its_placeholder_names(tmp_path):
 
 def test_aot_autograd_forward_backward_and_joint_graphs(tmp_path):
     from functorch.compile import aot_function, default_partition
-    graphs = {}
-
-    def capture(kind):
-        def compiler(gm, example_inputs):
-            graphs[kind] = (gm, list(example_inputs))
-            return gm
-        return compiler
+    graphs = AotGraphs()
 
     def partition(joint, joint_inputs, **kwargs):
         graphs["joint"] = (joint, None)
@@ -215,7 +209,7 @@ def test_aot_autograd_forward_backward_and_joint_graphs(tmp_path):
     def f(x, w1, b1, w2):
         return (F.gelu(F.linear(x, w1, b1)) @ w2.t()).sum()
 
-    compiled = aot_function(f, fw_compiler=capture("forward"), bw_compiler=capture("backward"),
+    compiled = aot_function(f, fw_compiler=graphs.compiler("forward"), bw_compiler=graphs.compiler("backward"),
                             partition_fn=partition)
     args = [torch.randn(4, 8), torch.randn(16, 8, requires_grad=True), torch.randn(16, requires_grad=True),
             torch.randn(3, 16, requires_grad=True)]
