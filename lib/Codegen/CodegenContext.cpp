@@ -4,7 +4,7 @@
 
 #include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
-#include "fuse/Dialect/Fuse/Transforms/PrintHelpers.h"
+#include "fuse/Dialect/Fuse/IR/LocationLabels.h"
 
 #include "llvm/ADT/STLExtras.h"
 

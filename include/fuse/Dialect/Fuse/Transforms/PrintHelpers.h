@@ -2,12 +2,15 @@
 //
 // What fuse-print-cost and fuse-print-memory (and fuse-plan-memory's
 // errors) share when they write about ops for people: where an op comes
-// from, what kernel it is, and byte counts in decimal units.
+// from (LocationLabels.h, in the IR library), what kernel it is, and byte
+// counts in decimal units.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUSE_DIALECT_FUSE_TRANSFORMS_PRINTHELPERS_H
 #define FUSE_DIALECT_FUSE_TRANSFORMS_PRINTHELPERS_H
+
+#include "fuse/Dialect/Fuse/IR/LocationLabels.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Location.h"
@@ -17,15 +20,6 @@
 #include <string>
 
 namespace mlir::fuse {
-
-/// A short name for where an op comes from: the exporter's node name
-/// (`loc("addmm"(...))`), else `file:line:col`; empty if neither is there.
-std::string locationLabel(Location loc);
-
-/// The exporter's node name with the model source line it came from:
-/// `addmm (pytorch_utils.py:119)`; either alone when the other is missing
-/// (`file:line`, the file without its directories); empty if neither.
-std::string sourceLabel(Location loc);
 
 /// `label`, else the op's first result as the printer names it, else "-".
 std::string labelOrResultName(Operation *op, const std::string &label,
