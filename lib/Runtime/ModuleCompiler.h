@@ -11,7 +11,7 @@
 #define FUSE_LIB_RUNTIME_MODULECOMPILER_H
 
 #include "fuse/Runtime/Executable.h"
-#include "fuse/Runtime/Executor.h"
+#include "fuse/Runtime/ExecutorOptions.h"
 #include "fuse/Runtime/Status.h"
 
 #include <string>

@@ -16,6 +16,7 @@
 #define FUSE_RUNTIME_EXECUTOR_H
 
 #include "fuse/Runtime/Executable.h"
+#include "fuse/Runtime/ExecutorOptions.h"
 #include "fuse/Runtime/Profiler.h"
 #include "fuse/Runtime/Status.h"
 
@@ -67,28 +68,6 @@ public:
 private:
   void *data_ = nullptr;
   int64_t bytes_ = 0;
-};
-
-struct ExecutorOptions {
-  /// Empty: KernelCache's default directory.
-  std::string cacheDir;
-  bool useCache = true;
-  bool useCudaGraph = true;
-  /// Parallel NVRTC compiles; 0 = hardware threads.
-  int compileThreads = 0;
-  /// A progress line on stderr while a compile runs longer than a second.
-  bool progress = true;
-};
-
-/// How Executor::create got its kernels.
-struct CompileReport {
-  /// Wall time of compiling (or reading the cache) and loading the modules.
-  double seconds = 0;
-  /// Translation units the kernels were grouped into (about two per compile
-  /// thread); each is a cache hit or compiled.
-  int64_t modules = 0;
-  int64_t cacheHits = 0;
-  int64_t compiled = 0;
 };
 
 class Executor {
