@@ -10,12 +10,12 @@
 #include "fuse/Runtime/Executor.h"
 
 #include "CudaError.h"
-#include "HumanSize.h"
+#include "fuse/Support/HumanSize.h"
 
 namespace fuse::runtime {
 
 using detail::cudaCheck;
-using detail::humanBytes;
+using ::fuse::humanBytes;
 
 std::string DeviceInfo::arch() const {
   // Hopper's arch-specific features (wgmma, setmaxnreg) need the "a" target;

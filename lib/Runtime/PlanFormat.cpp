@@ -9,7 +9,7 @@
 
 #include "fuse/Runtime/ExecutableIO.h"
 
-#include "HumanSize.h"
+#include "fuse/Support/HumanSize.h"
 
 #include <cstdio>
 #include <sstream>
@@ -191,7 +191,7 @@ std::string formatBufferRef(const Executable &exe, const BufferRef &ref) {
 }
 
 std::string formatPlan(const Executable &exe) {
-  using detail::humanBytes;
+  using ::fuse::humanBytes;
   std::ostringstream os;
   os << "executable @" << exe.entry << " for " << exe.arch << "\n";
   os << "  inputs: " << formatSpecs(exe.inputs) << "\n";

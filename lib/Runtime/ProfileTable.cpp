@@ -11,7 +11,7 @@
 
 #include "fuse/Runtime/Profiler.h"
 
-#include "HumanSize.h"
+#include "fuse/Support/HumanSize.h"
 
 #include <algorithm>
 #include <cstdarg>
@@ -184,14 +184,14 @@ std::string formatProfile(const ProfileReport &report, int top) {
   out += "  MFU " + mfu(report.mfuDatasheet, report.datasheet) +
          " (datasheet), " + mfu(report.mfuCalibrated, report.calibrated) +
          " (calibrated)\n";
-  out += "  memory: arena " + detail::humanBytes(report.arenaBytes) +
-         ", workspace " + detail::humanBytes(report.workspaceBytes) +
-         ", inputs + outputs " + detail::humanBytes(report.ioBytes) + "\n";
+  out += "  memory: arena " + humanBytes(report.arenaBytes) +
+         ", workspace " + humanBytes(report.workspaceBytes) +
+         ", inputs + outputs " + humanBytes(report.ioBytes) + "\n";
   if (report.peakBytes >= 0)
-    out += "  peak memory of the step " + detail::humanBytes(report.peakBytes) +
-           " (executor " + detail::humanBytes(report.executorBytes) +
+    out += "  peak memory of the step " + humanBytes(report.peakBytes) +
+           " (executor " + humanBytes(report.executorBytes) +
            " + inputs + outputs); device in use " +
-           (report.deviceUsedBytes >= 0 ? detail::humanBytes(report.deviceUsedBytes)
+           (report.deviceUsedBytes >= 0 ? humanBytes(report.deviceUsedBytes)
                                         : std::string("unknown")) +
            " (context and other processes included)\n";
   if (!report.countersWarning.empty())

@@ -21,16 +21,16 @@
 // 2·64·16·32 FLOPs; reads (64·32 + 32·16)·4 bytes, writes 64·16·4.
 // CHECK-NEXT: fuse.matmul mm 65536 10240 4096 1{{$}}
 // CHECK-NEXT: flops: 65536 (65.54 KFLOP)
-// CHECK-NEXT: bytes read: 10240 (10.24 KB)
-// CHECK-NEXT: bytes written: 4096 (4.10 KB)
+// CHECK-NEXT: bytes read: 10240 (10.0 KiB)
+// CHECK-NEXT: bytes written: 4096 (4.00 KiB)
 // CHECK-NEXT: intensity: 4.57 FLOP/B
 // CHECK-NEXT: kernels: 1{{$}}
 
 // per-op=false prints the totals only.
 // TOTALS-LABEL: cost of @matmul
 // TOTALS-NEXT: flops: 65536 (65.54 KFLOP)
-// TOTALS-NEXT: bytes read: 10240 (10.24 KB)
-// TOTALS-NEXT: bytes written: 4096 (4.10 KB)
+// TOTALS-NEXT: bytes read: 10240 (10.0 KiB)
+// TOTALS-NEXT: bytes written: 4096 (4.00 KiB)
 // TOTALS-NEXT: intensity: 4.57 FLOP/B
 // TOTALS-NEXT: kernels: 1{{$}}
 func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
@@ -48,8 +48,8 @@ func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16x
 // lhs [4, K=16, M=8] transposed, a weight [16, 32] shared by the batch.
 // CHECK-NEXT: fuse.matmul xt_w 32768 4096 4096 1{{$}}
 // CHECK-NEXT: flops: 45056 (45.06 KFLOP)
-// CHECK-NEXT: bytes read: 7168 (7.17 KB)
-// CHECK-NEXT: bytes written: 4864 (4.86 KB)
+// CHECK-NEXT: bytes read: 7168 (7.00 KiB)
+// CHECK-NEXT: bytes written: 4864 (4.75 KiB)
 // CHECK: kernels: 2{{$}}
 func.func @batched_matmul(%q: tensor<2x3x8x16xbf16>, %k: tensor<2x3x8x16xbf16>, %x: tensor<4x16x8xf32>, %w: tensor<16x32xf32>) -> (tensor<2x3x8x8xbf16>, tensor<4x8x32xf32>) {
   %s = fuse.matmul %q, %k transpose_rhs : (tensor<2x3x8x16xbf16>, tensor<2x3x8x16xbf16>) -> tensor<2x3x8x8xbf16> loc("qk")
@@ -88,8 +88,8 @@ func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: ten
 // CHECK-NEXT: fuse.scaled_dot_product_attention_backward causal_bwd 131072 20992 12288 1{{$}}
 // CHECK-NEXT: fuse.scaled_dot_product_attention_backward full_bwd 131072 20992 12288 1{{$}}
 // CHECK-NEXT: flops: 262144 (262.14 KFLOP)
-// CHECK-NEXT: bytes read: 41984 (41.98 KB)
-// CHECK-NEXT: bytes written: 24576 (24.58 KB)
+// CHECK-NEXT: bytes read: 41984 (41.0 KiB)
+// CHECK-NEXT: bytes written: 24576 (24.0 KiB)
 // CHECK: kernels: 2{{$}}
 func.func @attention_backward(%do: tensor<2x4x16x8xf32>, %q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>, %o: tensor<2x4x16x8xf32>, %lse: tensor<2x4x16xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) {
   %dq, %dk, %dv = fuse.scaled_dot_product_attention_backward %do, %q, %k, %v, %o, %lse causal scale = 0.35 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) loc("causal_bwd")
@@ -121,7 +121,7 @@ func.func @elementwise_chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tenso
   // CHECK-NEXT: fuse.select where 32 288 128 1{{$}}
   %z = fuse.select %lt, %x, %y : tensor<4x8xi1>, tensor<4x8xf32> loc("where")
   // CHECK-NEXT: flops: 192 (192 FLOP)
-  // CHECK-NEXT: bytes read: 1184 (1.18 KB)
+  // CHECK-NEXT: bytes read: 1184 (1.16 KiB)
   // CHECK-NEXT: bytes written: 608 (608 B)
   // CHECK: kernels: 6{{$}}
   return %c, %z : tensor<4x8xbf16>, tensor<4x8xf32>
@@ -159,7 +159,7 @@ func.func @generators(%seed: tensor<i64>, %offset: tensor<i64>) -> (tensor<4xi32
 // CHECK-NEXT: fuse.reduce max 512 2048 4 1{{$}}
 // CHECK-NEXT: fuse.argmax argmax 512 2048 128 1{{$}}
 // CHECK-NEXT: flops: 1536 (1.54 KFLOP)
-// CHECK-NEXT: bytes read: 6144 (6.14 KB)
+// CHECK-NEXT: bytes read: 6144 (6.00 KiB)
 // CHECK-NEXT: bytes written: 196 (196 B)
 // CHECK: kernels: 3{{$}}
 func.func @reductions(%x: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<1x1xf32>, tensor<16xi64>) {
@@ -186,8 +186,8 @@ func.func @reductions(%x: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<1x1xf32>
 // CHECK-NEXT: fuse.cross_entropy ce 160 192 4 1{{$}}
 // CHECK-NEXT: fuse.cross_entropy_backward ce_bwd 240 196 160 1{{$}}
 // CHECK-NEXT: flops: 1472 (1.47 KFLOP)
-// CHECK-NEXT: bytes read: 1220 (1.22 KB)
-// CHECK-NEXT: bytes written: 1028 (1.03 KB)
+// CHECK-NEXT: bytes read: 1220 (1.19 KiB)
+// CHECK-NEXT: bytes written: 1028 (1.00 KiB)
 // CHECK: kernels: 7{{$}}
 func.func @composites(%scores: tensor<4x10xf32>, %labels: tensor<4xi64>, %h: tensor<2x3x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %r: tensor<4x8xbf16>, %dloss: tensor<f32>) -> (tensor<4x10xf32>, tensor<4x10xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<4x8xbf16>, tensor<f32>, tensor<4x10xf32>) {
   %p = fuse.softmax %scores, dim = 1 : tensor<4x10xf32> loc("softmax")
@@ -231,8 +231,8 @@ func.func @reshape(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 // CHECK-NEXT: fuse.constant zeros 0 0 0 0{{$}}
 // CHECK-NEXT: fuse.scatter_add embedding_backward_zeros 0 432 6400 1{{$}}
 // CHECK-NEXT: flops: 0 (0 FLOP)
-// CHECK-NEXT: bytes read: 8176 (8.18 KB)
-// CHECK-NEXT: bytes written: 13760 (13.76 KB)
+// CHECK-NEXT: bytes read: 8176 (7.98 KiB)
+// CHECK-NEXT: bytes written: 13760 (13.4 KiB)
 // CHECK: kernels: 7{{$}}
 func.func @shape_ops(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %table: tensor<100x16xf32>, %idx: tensor<2x3xi64>, %upd: tensor<2x3x16xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<8x8xf32>, tensor<2x3x16xf32>, tensor<100x16xf32>, tensor<100x16xf32>) {
   %t = fuse.transpose %x, permutation = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32> loc("permute")

@@ -6,8 +6,8 @@
 // that made them.
 // RUN: fuse-opt %S/../graphs/gpt2-full-train.mlir -fuse-pipeline -fuse-plan-memory -fuse-print-memory -o /dev/null | FileCheck %s --check-prefix=GPT2
 // GPT2-LABEL: memory of @gpt2_train
-// GPT2-NEXT: arena: {{[0-9]+}} ({{.*}} GB)
-// GPT2-NEXT: lower bound: {{[0-9]+}} ({{.*}} GB)
+// GPT2-NEXT: arena: {{[0-9]+}} ({{.*}} GiB)
+// GPT2-NEXT: lower bound: {{[0-9]+}} ({{.*}} GiB)
 // GPT2-NEXT: arena / lower bound: 1.0{{[0-4][0-9]$}}
 // GPT2: largest buffers:
 // GPT2-NEXT: bytes offset live op at
@@ -22,8 +22,8 @@
 // own. "at" is the exporter's node name and the source line (the file
 // without its directories), else file:line, else the result's name.
 // CHECK-LABEL: memory of @step
-// CHECK-NEXT: arena: 2048 (2.05 KB)
-// CHECK-NEXT: lower bound: 2048 (2.05 KB)
+// CHECK-NEXT: arena: 2048 (2.00 KiB)
+// CHECK-NEXT: lower bound: 2048 (2.00 KiB)
 // CHECK-NEXT: arena / lower bound: 1.000
 // %s is written in place of %m; %z is returned; %u is written over the
 // donated %p.

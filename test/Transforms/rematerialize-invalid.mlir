@@ -5,8 +5,8 @@
 
 // A budget no recomputation can meet fails with the smallest peak reached.
 // RUN: not fuse-opt %s -split-input-file --fuse-form-fusions --fuse-rematerialize=budget=1000 2>&1 | FileCheck %s --check-prefix=IMPOSSIBLE
-// IMPOSSIBLE: error: fuse-rematerialize: cannot bring the peak of @step under the budget of 1000 bytes (1.0 KB): the smallest peak reached, recomputing any kernel, is 32768 bytes (32.8 KB; 32.8 KB without rematerialization)
-// IMPOSSIBLE: error: fuse-rematerialize: the peak of @inference is 16384 bytes (16.4 KB), over the budget of 1000 bytes (1.0 KB), and it is no training step (no result named 'loss') whose activations could be recomputed
+// IMPOSSIBLE: error: fuse-rematerialize: cannot bring the peak of @step under the budget of 1000 bytes (1000 B): the smallest peak reached, recomputing any kernel, is 32768 bytes (32.0 KiB; 32.0 KiB without rematerialization)
+// IMPOSSIBLE: error: fuse-rematerialize: the peak of @inference is 16384 bytes (16.0 KiB), over the budget of 1000 bytes (1000 B), and it is no training step (no result named 'loss') whose activations could be recomputed
 func.func @step(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<f32> {fuse.name = "loss"}, tensor<64x64xf32> {fuse.name = "grad.w"}) {
   %y = fuse.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   %loss = fuse.reduce sum %y, dims = [0, 1] : (tensor<64x64xf32>) -> tensor<f32>

@@ -9,8 +9,8 @@
 // there too: 96 KB. Recomputed before each reader, it is not: 80 KB, which
 // meets a budget of 85% of the peak (83.6 KB) at the cost of a second
 // exp kernel. Nothing reaches 80% (78.6 KB).
-// REMARK: remark: fuse-rematerialize: recomputed 2 forward values in the backward (2 as kernels of their own, 0 inside their readers' kernels; FLOPs priced at 1.000000e+00 bytes each; memory-bound copies made per reader); peak 98304 -> 81920 bytes (98.3 KB -> 81.9 KB), 16384 bytes saved, 8192 FLOPs added
-// FLOOR: error: fuse-rematerialize: cannot bring the peak of @per_reader under the budget of 78643 bytes (78.6 KB): the smallest peak reached, recomputing any kernel, is 81920 bytes (81.9 KB; 98.3 KB without rematerialization)
+// REMARK: remark: fuse-rematerialize: recomputed 2 forward values in the backward (2 as kernels of their own, 0 inside their readers' kernels; FLOPs priced at 1.000000e+00 bytes each; memory-bound copies made per reader); peak 98304 -> 81920 bytes (96.0 KiB -> 80.0 KiB), 16384 bytes saved, 8192 FLOPs added
+// FLOOR: error: fuse-rematerialize: cannot bring the peak of @per_reader under the budget of 78643 bytes (76.8 KiB): the smallest peak reached, recomputing any kernel, is 81920 bytes (80.0 KiB; 96.0 KiB without rematerialization)
 
 // CHECK-LABEL: func.func @per_reader
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<64x64xf32>

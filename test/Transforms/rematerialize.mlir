@@ -12,7 +12,7 @@
 // compute both from x itself: neither is kept for it. tanh(exp(x)) is still
 // stored for the weight-gradient GEMM, which cannot; exp(x) is not stored
 // at all any more.
-// REMARK: remark: fuse-rematerialize: recomputed 2 forward values in the backward (0 as kernels of their own, 1 inside their readers' kernels; only what is free: pointwise kernels, inside their readers); peak 65536 -> 49152 bytes (65.5 KB -> 49.2 KB), 16384 bytes saved, 8192 FLOPs added
+// REMARK: remark: fuse-rematerialize: recomputed 2 forward values in the backward (0 as kernels of their own, 1 inside their readers' kernels; only what is free: pointwise kernels, inside their readers); peak 65536 -> 49152 bytes (64.0 KiB -> 48.0 KiB), 16384 bytes saved, 8192 FLOPs added
 // CHECK-LABEL: func.func @free
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<64x64xf32>
 // CHECK: %[[T:.+]] = fuse.fusion loop (%[[X]]) : (tensor<64x64xf32>) -> tensor<64x64xf32>

@@ -16,6 +16,7 @@
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "fuse/Support/ArenaPacking.h"
+#include "fuse/Support/HumanSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -315,7 +316,7 @@ private:
 
   void reportTooLarge(func::FuncOp func, const FunctionPlan &plan) {
     auto bytes = [](int64_t value) {
-      return std::to_string(value) + " bytes (" + humanReadable(value, "B") +
+      return std::to_string(value) + " bytes (" + ::fuse::humanBytes(value) +
              ")";
     };
     InFlightDiagnostic error = func.emitError();

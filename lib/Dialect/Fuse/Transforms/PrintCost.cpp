@@ -13,6 +13,7 @@
 #include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Support/HumanSize.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -83,9 +84,9 @@ void printTotals(const OpCost &total, raw_ostream &os) {
                    : "")
      << humanReadable(total.flops, "FLOP") << ")\n";
   os << "bytes read: " << total.bytesRead << " ("
-     << humanReadable(total.bytesRead, "B") << ")\n";
+     << ::fuse::humanBytes(total.bytesRead) << ")\n";
   os << "bytes written: " << total.bytesWritten << " ("
-     << humanReadable(total.bytesWritten, "B") << ")\n";
+     << ::fuse::humanBytes(total.bytesWritten) << ")\n";
   // FLOPs per byte moved: where the function sits on a roofline.
   if (int64_t bytes = total.bytesRead + total.bytesWritten)
     os << llvm::formatv("intensity: {0:F2} FLOP/B\n",

@@ -14,6 +14,7 @@
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Support/HumanSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -108,8 +109,8 @@ FailureOr<MemorySummary> summarize(func::FuncOp func) {
 
 void printTotals(int64_t arena, int64_t bound, const MemorySummary &summary,
                  raw_ostream &os) {
-  os << "arena: " << arena << " (" << humanReadable(arena, "B") << ")\n";
-  os << "lower bound: " << bound << " (" << humanReadable(bound, "B")
+  os << "arena: " << arena << " (" << ::fuse::humanBytes(arena) << ")\n";
+  os << "lower bound: " << bound << " (" << ::fuse::humanBytes(bound)
      << ")\n";
   // Both 0 when nothing is in the arena: the plan is then optimal too.
   double ratio = bound > 0 ? static_cast<double>(arena) / bound : 1.0;

@@ -27,6 +27,7 @@
 #include "fuse/Analysis/Liveness.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Support/HumanSize.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -144,8 +145,8 @@ struct RematerializePass
         return emitError(func.getLoc())
                << "fuse-rematerialize: the peak of @" << func.getSymName()
                << " is " << before << " bytes ("
-               << humanReadable(before, "B", 1) << "), over the budget of "
-               << limit << " bytes (" << humanReadable(limit, "B", 1)
+               << ::fuse::humanBytes(before) << "), over the budget of "
+               << limit << " bytes (" << ::fuse::humanBytes(limit)
                << "), and it is no training step (no result named 'loss') "
                   "whose activations could be recomputed";
       return success();
@@ -193,8 +194,8 @@ struct RematerializePass
           "FLOPs added",
           stats.valuesRecomputed, stats.kernelsAdded,
           stats.kernelsMergedIntoReaders, describe(chosen->policy), before,
-          chosen->peak, humanReadable(before, "B", 1),
-          humanReadable(chosen->peak, "B", 1), before - chosen->peak,
+          chosen->peak, ::fuse::humanBytes(before),
+          ::fuse::humanBytes(chosen->peak), before - chosen->peak,
           stats.flopsAdded);
       return success();
     }
@@ -203,8 +204,8 @@ struct RematerializePass
                "budget of {1} bytes ({2}): the smallest peak reached, "
                "recomputing any kernel, is {3} bytes ({4}; {5} without "
                "rematerialization)",
-               func.getSymName(), limit, humanReadable(limit, "B", 1), best,
-               humanReadable(best, "B", 1), humanReadable(before, "B", 1));
+               func.getSymName(), limit, ::fuse::humanBytes(limit), best,
+               ::fuse::humanBytes(best), ::fuse::humanBytes(before));
   }
 };
 

@@ -2,8 +2,9 @@
 //
 // What fuse-print-cost and fuse-print-memory (and fuse-plan-memory's
 // errors) share when they write about ops for people: where an op comes
-// from (LocationLabels.h, in the IR library), what kernel it is, and byte
-// counts in decimal units.
+// from (LocationLabels.h, in the IR library), what kernel it is, and
+// counts in decimal units. Byte counts are written with fuse::humanBytes
+// (fuse/Support/HumanSize.h, binary units), as the runtime writes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,7 @@ std::string labelOrResultName(Operation *op, const std::string &label,
 std::string kernelName(Operation *op);
 
 /// `value` with a decimal SI prefix and `decimals` digits after the point:
-/// 1.23 GFLOP, 4.56 MB.
+/// 1.23 GFLOP. For counts such as FLOPs; bytes go through fuse::humanBytes.
 std::string humanReadable(int64_t value, StringRef unit, int decimals = 2);
 
 } // namespace mlir::fuse
