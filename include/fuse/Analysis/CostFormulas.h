@@ -98,11 +98,10 @@ constexpr double kFlopEquivalentBytes = 1.0 / 150;
 // tensor fits in int64 bytes (the verifier's limit), but a GEMM's
 // 2·B·M·N·K need not, and a count that reads "huge" beats a negative one.
 
-/// Bytes of `elements` values of `bitWidth` bits; i1 takes a whole byte, as
-/// it is stored unpacked.
-constexpr int64_t tensorBytes(int64_t elements, int64_t bitWidth) {
-  return saturatingMul(elements, (bitWidth + 7) / 8);
-}
+/// Bytes of `elements` values of `bitWidth` bits (i1 takes a whole byte):
+/// defined in fuse/Support/CheckedMath.h, below the dialect, which checks
+/// sizes with the same rule.
+using ::fuse::tensorBytes;
 
 /// `batch` products of an [M, K] and a [K, N] matrix.
 constexpr int64_t matmulFlops(int64_t batch, int64_t m, int64_t n, int64_t k) {

@@ -62,6 +62,18 @@ constexpr int64_t saturatingAdd(int64_t a, int64_t b) {
                : std::numeric_limits<int64_t>::max();
 }
 
+/// Bytes one element of `bitWidth` bits is stored in: whole bytes, so i1
+/// takes one (Fuse stores booleans unpacked). The one rule for element
+/// sizes: the verifiers, the cost model and the memory planner all use it.
+constexpr int64_t elementBytes(int64_t bitWidth) { return (bitWidth + 7) / 8; }
+
+/// Bytes of `elements` values of `bitWidth` bits, saturating at int64's
+/// maximum (an estimate, as the cost model's counts are; checkedByteSize
+/// is the check).
+constexpr int64_t tensorBytes(int64_t elements, int64_t bitWidth) {
+  return saturatingMul(elements, elementBytes(bitWidth));
+}
+
 namespace detail {
 /// The product of `shape`'s non-zero dimensions, or nullopt when one is
 /// negative (dynamic) or the product does not fit in int64; `empty` says

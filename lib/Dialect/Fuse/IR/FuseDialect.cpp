@@ -222,7 +222,7 @@ static LogicalResult verifyBuffers(Operation *op, Attribute value) {
     std::optional<int64_t> bytes;
     if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat())
       bytes = ::fuse::checkedByteSize(
-          type.getShape(), (type.getElementTypeBitWidth() + 7) / 8);
+          type.getShape(), ::fuse::elementBytes(type.getElementTypeBitWidth()));
     if (bytes) {
       if (buffer.getSize() != *bytes)
         return op->emitError()

@@ -25,8 +25,9 @@ std::string mlir::fuse::checkGraphType(Type type) {
                 element.isSignlessInteger(32) || element.isSignlessInteger(1);
   if (!stored)
     return "not an element type Fuse stores (f32, f16, bf16, i64, i32, i1)";
-  int64_t elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
-  if (!::fuse::checkedByteSize(tensor.getShape(), elementBytes))
+  if (!::fuse::checkedByteSize(
+          tensor.getShape(),
+          ::fuse::elementBytes(element.getIntOrFloatBitWidth())))
     return "too large (over 2^48 bytes = 256 TiB, the most a Fuse tensor "
            "may take, so that sizes, offsets and their sums fit in int64)";
   return "";
