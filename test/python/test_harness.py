@@ -132,3 +132,11 @@ def test_bad_command_lines_are_usage_errors(argv, message, capsys, monkeypatch):
         cli.main(argv, prog="compare", description="")
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_missing_transformers_is_a_clear_error(capsys, monkeypatch):
+    def no_transformers(chosen):
+        raise ImportError("No module named 'transformers'")
+    monkeypatch.setattr(workloads, "preload", no_transformers)
+    assert cli.main(["gpt2,bert-b4"], prog="compare", description="") == 2
+    assert "compare: gpt2, bert-b4 needs HuggingFace transformers" in capsys.readouterr().err

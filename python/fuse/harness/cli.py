@@ -80,7 +80,11 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
     # does, on import) asks NVML and leaves the driver uninitialised here:
     # the measurements are forked from this process.
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    workloads.preload(chosen)
+    try:
+        workloads.preload(chosen)
+    except ImportError as error:
+        print(f"{prog}: {', '.join(models)} needs HuggingFace transformers ({error})", file=sys.stderr)
+        return 2
     gpu = runner.gpu_name()
     if gpu is None:
         print(f"{prog}: no CUDA device: the harness times steps on a GPU", file=sys.stderr)

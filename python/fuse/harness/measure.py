@@ -86,7 +86,8 @@ def f32_reference(built, mode):
 
 def _relative(actual, expected):
     """(‖a − e‖², ‖e‖²) in float64 on the device of `actual`."""
-    expected = expected.to(actual.device, dtype=actual.new_empty(0).double().dtype)
+    import torch
+    expected = expected.to(actual.device, dtype=torch.float64)
     actual = actual.detach().double()
     return float((actual - expected).norm()) ** 2, float(expected.norm()) ** 2
 
@@ -105,11 +106,11 @@ def errors(mode, value, model, reference):
     result["loss_rel_err"] = math.sqrt(diff2 / max(norm2, 1e-300))
     if mode != "train":
         return result
-    grads = dict(model.named_parameters())
+    params = dict(model.named_parameters())
     largest = max((float(g.norm()) for g in reference["grads"].values()), default=0.0)
     total_diff2 = total_norm2 = 0.0
     for name, expected in reference["grads"].items():
-        got = grads[name].grad
+        got = params[name].grad
         if got is None:
             result["error"] = f"no gradient for {name}"
             return result
@@ -181,7 +182,6 @@ def first_steps_seconds(make_step):
     """(prepared system, wall seconds of creating it and running its first
     FIRST_STEPS steps, the first step's value)."""
     import torch
-    from .systems import Prepared  # noqa: F401  (the type make_step returns)
     torch.cuda.synchronize()
     started = time.perf_counter()
     prepared = make_step()

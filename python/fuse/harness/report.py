@@ -61,7 +61,7 @@ def detail_table(results):
              "| loss (logits) rel. err. vs f32 | gradient rel. err. vs f32 |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (model, batch, seq, mode), rows in grouped(results).items():
-        def cells(key, spec, scale=1.0, systems=systems):
+        def cells(key, spec, scale=1.0):
             return "/".join(_fmt(None if _ok(rows.get(s), key) is None else _ok(rows.get(s), key) * scale, spec)
                             for s in systems)
         lines.append(f"| {_label(model, batch, seq)} | {mode} | {cells('throughput_ms', '.1f')} "

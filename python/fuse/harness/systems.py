@@ -24,7 +24,7 @@ No system runs an optimizer.
 import dataclasses
 import time
 
-from .workloads import call_arguments, target_arguments
+from .workloads import call_arguments, target_arguments, to_device
 
 SYSTEMS = ("eager", "inductor", "inductor-reduce-overhead", "fuse-compile", "fuse-step")
 COMPILERS = SYSTEMS[1:]
@@ -113,7 +113,7 @@ def prepare_infer(system, built, cache_dir):
         from ..export import export_module
         # The exporter traces on the CPU (a Fuse graph has no device).
         device = next(model.parameters()).device
-        cpu_inputs = _to_cpu(built.infer_inputs)
+        cpu_inputs = to_device(built.infer_inputs, "cpu")
         started = time.perf_counter()
         text = export_module(model.cpu(), cpu_inputs, mode="infer")
         exported = time.perf_counter() - started
@@ -151,11 +151,6 @@ def _step_marker(system):
     if system == "inductor-reduce-overhead":
         return torch.compiler.cudagraph_mark_step_begin
     return lambda: None
-
-
-def _to_cpu(value):
-    from .workloads import to_device
-    return to_device(value, "cpu")
 
 
 def prepare(system, mode, built, cache_dir=None):

@@ -21,8 +21,9 @@ import importlib
 import inspect
 
 MODEL_NAMES = ("gpt2", "bert-b4", "bert-b32", "llama", "nanogpt")
-_BUILTIN_BATCH = {"gpt2": ("gpt2", None), "bert-b4": ("bert", 4), "bert-b32": ("bert", 32),
-                  "llama": ("llama", None)}
+# name: (fuse.models model, full batch, full sequence); tiny configs are B2 T32.
+_HF_WORKLOADS = {"gpt2": ("gpt2", 8, 1024), "bert-b4": ("bert", 4, 512), "bert-b32": ("bert", 32, 512),
+                 "llama": ("llama", 8, 1024)}
 
 
 @dataclasses.dataclass
@@ -176,7 +177,7 @@ def preload(chosen):
     every forked measurement. Call it with PYTORCH_NVML_BASED_CUDA_CHECK=1
     set: an import that asks torch whether CUDA is available must not
     initialise the driver in the process the measurements fork from."""
-    names = {_BUILTIN_BATCH[w.name][0] for w in chosen if w.name in _BUILTIN_BATCH}
+    names = {_HF_WORKLOADS[w.name][0] for w in chosen if w.name in _HF_WORKLOADS}
     if names:
         import transformers
         for name in names:
@@ -192,14 +193,11 @@ def builtin(name, config="full"):
         batch = 8 if config == "full" else 2
         seq = 1024 if config == "full" else 64
         return Workload(name, config, batch, seq, _nanogpt_builder(config, batch))
-    if name not in _BUILTIN_BATCH:
+    if name not in _HF_WORKLOADS:
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)} or module:function")
-    model_name, batch = _BUILTIN_BATCH[name]
+    model_name, batch, seq = _HF_WORKLOADS[name]
     if config == "tiny":
-        batch = 2
-    full_batch = {"gpt2": 8, "bert": 4, "llama": 8}[model_name]
-    seq = 32 if config == "tiny" else (512 if model_name == "bert" else 1024)
-    batch = batch or (2 if config == "tiny" else full_batch)
+        batch, seq = 2, 32
     return Workload(name, config, batch, seq, _hf_builder(model_name, config, batch))
 
 
