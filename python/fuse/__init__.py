@@ -71,11 +71,16 @@ def _fuse_backend(graph_module, example_inputs, **kwargs):
 
 
 def _register(registry):
+    # Looks in the registry's own table rather than calling list_backends():
+    # that imports every built-in backend, Inductor's among them, and when
+    # torch._dynamo was itself imported from inside Inductor (its
+    # standalone_compile module, say) that import finds Inductor half
+    # initialized and fails.
     try:
-        if "fuse" not in registry.list_backends(exclude_tags=()):
-            registry.register_backend(compiler_fn=_fuse_backend, name="fuse")
-    except TypeError:  # an older list_backends without exclude_tags
-        if "fuse" not in registry.list_backends():
+        known = getattr(registry, "_COMPILER_FNS", None)
+        if known is None:
+            known = registry.list_backends()
+        if "fuse" not in known:
             registry.register_backend(compiler_fn=_fuse_backend, name="fuse")
     except Exception as error:  # never break `import torch._dynamo`
         import warnings
