@@ -32,9 +32,13 @@ from ._values import ExportError
 __all__ = ["export_module", "export_step", "export_graph", "ExportError", "AdamW"]
 
 
-def _convert(graph_module, name, arg_specs, result_names, comment):
-    builder = Converter(graph_module, name, arg_specs, result_names).run()
-    return builder.render(comment)
+def _convert(graph_module, name, arg_specs, result_names, comment, info=None):
+    converter = Converter(graph_module, name, arg_specs, result_names)
+    text = converter.run().render(comment)
+    if info is not None:
+        # Philox counters the graph's random ops draw from `rng.offset` on.
+        info["rng_counters"] = converter._rng_counter
+    return text
 
 
 def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, optimizer=None,
@@ -61,8 +65,10 @@ def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, o
 
 
 def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None,
-                donate_state=False):
-    """Exports a `fuse._steps.Step` (what export_module builds)."""
+                donate_state=False, info=None):
+    """Exports a `fuse._steps.Step` (what export_module builds). A dict
+    passed as `info` receives `rng_counters`: how many Philox counters the
+    graph's random ops use from its `rng.offset` argument on."""
     was_training = step.module.training
     step.module.train(step.mode == "train")
     try:
@@ -78,7 +84,7 @@ def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, commen
     donated = set(step.state_names()) if donate_state else set()
     specs = [ArgSpec(n, (index_bounds or {}).get(n), n in donated) for n in step.arg_names]
     func_name = name or f"{type(step.module).__name__.lower()}_{step.mode}"
-    return _convert(graph, func_name, specs, list(step.result_names), comment)
+    return _convert(graph, func_name, specs, list(step.result_names), comment, info)
 
 
 def _trace(fn, flat, tracing_mode):

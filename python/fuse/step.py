@@ -48,6 +48,15 @@ step has written its last gradient, overlapping the rest of the backward
 optimizer, calls `optimizer.step()` (any torch optimizer: the update runs
 after the all-reduce, outside the graph). See fuse/distributed.py.
 
+Randomness (dropout, attention dropout): the graph's random ops read a
+Philox seed and counter offset as inputs (`rng.seed`, `rng.offset`), which
+every call writes into the step's own buffers with fresh values from torch's
+default generator of the device, advancing it past the counters the step
+uses (see fuse/_step_rng.py): calls draw different bits, the step's bits
+never overlap torch's, and `torch.manual_seed(s)` makes a run reproducible.
+The bits are not torch's own (Fuse's Philox layout differs), only their
+distribution is.
+
 f16 mixed precision adds dynamic loss scaling inside the graph: the scale
 and its growth tracker are carried from step to step here, and
 `step.found_inf` says whether the last step overflowed (it then changed
@@ -60,6 +69,7 @@ import time
 import torch
 
 from . import _capi, compiler, distributed
+from ._step_rng import StepRandomness
 from ._steps import Step
 from ._tracing import AdamW
 from .errors import FuseError
@@ -255,8 +265,10 @@ class TrainStep:
                     _to_cpu(state), sparse_embeddings=self._sparse_embeddings)
         self.batch_names = step.arg_names[len(self.params):len(self.params) + step._n_inputs + step._n_targets]
         self._n_inputs = step._n_inputs
+        info = {}
         self.text = export_step(step, index_bounds=index_bounds, name=f"{type(self.model).__name__.lower()}_step",
-                                donate_state=rule is not None)
+                                donate_state=rule is not None, info=info)
+        self._rng_counters = info["rng_counters"]
         # Embeddings whose gradient comes back as rows: (module name, batch
         # index of the ids).
         self._sparse_inputs = list(step.sparse_embedding_inputs)
@@ -304,6 +316,8 @@ class TrainStep:
                 self._in_plan.append((n, None))
             elif n in _CARRIED_STATE:
                 self._in_plan.append(("carried", n))
+            elif n in ("rng.seed", "rng.offset"):
+                self._in_plan.append((n, None))
             else:
                 raise FuseError(f"the compiled step takes '{n}' (input #{spec.index}), which compile_step "
                                 "cannot bind")
@@ -346,6 +360,8 @@ class TrainStep:
                 buffers["lr"] = torch.full(spec.shape, self._lr_value, dtype=spec.torch_dtype(), device=device)
             elif kind == "step":
                 buffers["step"] = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
+            elif kind in ("rng.seed", "rng.offset"):
+                buffers[kind] = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
         for spec, (kind, key) in zip(self.compiled.outputs, self._out_plan):
             if kind in ("loss", "found_inf", "step_out"):
                 buffers[kind] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
@@ -356,6 +372,9 @@ class TrainStep:
             elif kind == "embedding_grad":
                 buffers["embedding_grad"][key] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
         self._buffers = buffers
+        self._randomness = None
+        if "rng.seed" in buffers:
+            self._randomness = StepRandomness(device, self._rng_counters, buffers["rng.seed"], buffers["rng.offset"])
         self._host_step = None
         self._bound_state = None
         self._binding = None
@@ -474,6 +493,8 @@ class TrainStep:
         if self._buffers is None:
             self._allocate(self.compiled.device)
         self._stage_batch(args)
+        if self._randomness is not None:
+            self._randomness.draw()  # fresh bits every call, from torch's generator
         if self._fused_optimizer is not None:
             self._sync_optimizer()  # drops the binding if the state was replaced
         binding = self._binding
@@ -546,7 +567,7 @@ class TrainStep:
         """Runs one step on `batch` ((inputs, targets), or the two as
         arguments); returns the loss."""
         binding = self._bind(batch)
-        self.compiled.run_addresses(binding.addresses)
+        self._launch(binding)
         if self._reducer is not None:
             self._reducer.reduce()
             for name, param_index, batch_index, padding_idx in self._sparse_plan:
@@ -560,6 +581,11 @@ class TrainStep:
             self.last_profile = self.profile(*batch)
             print(str(self.last_profile), file=sys.stderr)
         return self._buffers["loss"].clone()
+
+    def _launch(self, binding):
+        """Enqueues the compiled step on the bound tensors (the tests swap
+        in the CPU reference interpreter here)."""
+        self.compiled.run_addresses(binding.addresses)
 
     def _after_step(self, copies):
         if copies:
