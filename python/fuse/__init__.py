@@ -9,7 +9,8 @@
     torch.compile(model, backend="fuse")               # registered by `import fuse` (torch >= 2)
 
 Modules: `fuse.compiler` (fuse.compile, the on-disk compile cache),
-`fuse.step` (whole training steps), `fuse.backend` (the torch.compile
+`fuse.step` (whole training steps), `fuse.optim` (Lion, which compile_step
+runs in the graph beside torch's AdamW, Adam, SGD and Adafactor), `fuse.backend` (the torch.compile
 backend, through AOTAutograd), `fuse.profile` (the profiler's report),
 `fuse._capi` (ctypes bindings over libFuseC.so, include/fuse-c/Fuse.h),
 `fuse.export` (PyTorch -> fuse dialect text; `python -m fuse.export`),
@@ -39,6 +40,7 @@ _LAZY = {
     "profile": ("profile", "profile"),
     "Profile": ("profile", "Profile"),
     "FuseError": ("errors", "FuseError"),
+    "optim": ("optim", None),  # a module: fuse.optim.Lion
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
@@ -47,7 +49,8 @@ __all__ = sorted(_LAZY) + ["__version__"]
 def __getattr__(name):
     if name in _LAZY:
         module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        value = importlib.import_module(f".{module}", __name__)
+        value = value if attribute is None else getattr(value, attribute)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'fuse' has no attribute {name!r}")

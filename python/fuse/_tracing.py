@@ -3,12 +3,12 @@
 Everything the exporter traces goes through `trace`: make_fx with the
 decomposition table below and stack traces recorded, so that every node knows
 the model source line it came from. The training step is traced as one
-function (forward, `torch.autograd.grad`, optionally AdamW), giving a single
-graph in which later passes see the whole step.
+function (forward, `torch.autograd.grad`, optionally gradient clipping,
+accumulation and an optimizer update: fuse._steps, fuse._optimizers),
+giving a single graph in which later passes see the whole step.
 """
 
 import contextlib
-import dataclasses
 
 import torch
 from torch.fx.experimental import proxy_tensor
@@ -114,38 +114,3 @@ def _describe_tracing_failure(error):
     elif "dynamic" in lowered or "symbolic" in lowered:
         hint = " (dynamic shapes: export with concrete sizes)"
     return f"tracing failed{where}: {name}: {text}{hint}"
-
-
-@dataclasses.dataclass
-class AdamW:
-    """torch.optim.AdamW's update, written out so that it traces into the step.
-    Weight decay applies to parameters of two or more dimensions (matrices and
-    embeddings), not to biases and norm gains, as GPT-2/nanoGPT training does.
-    The learning rate and the step count are graph inputs (`lr`, `step`), so
-    one compiled step serves a whole schedule."""
-    betas: tuple = (0.9, 0.95)
-    eps: float = 1e-8
-    weight_decay: float = 0.1
-
-    def decay(self, index, param):
-        """The weight decay of parameter `index`."""
-        return self.weight_decay if param.dim() >= 2 else 0.0
-
-    def update(self, params, grads, exp_avgs, exp_avg_sqs, lr, step):
-        beta1, beta2 = self.betas
-        step = step + 1
-        bias_correction1 = 1 - torch.pow(beta1, step)
-        bias_correction2 = 1 - torch.pow(beta2, step)
-        new_params, new_avgs, new_sqs = [], [], []
-        for index, (p, g, m, v) in enumerate(zip(params, grads, exp_avgs, exp_avg_sqs)):
-            decay = self.decay(index, p)
-            if decay:
-                p = p * (1 - lr * decay)
-            m = m * beta1 + g * (1 - beta1)
-            v = v * beta2 + g * g * (1 - beta2)
-            denominator = torch.sqrt(v) / torch.sqrt(bias_correction2) + self.eps
-            p = p - (lr / bias_correction1) * m / denominator
-            new_params.append(p)
-            new_avgs.append(m)
-            new_sqs.append(v)
-        return new_params, new_avgs, new_sqs, step

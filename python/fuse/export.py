@@ -26,7 +26,8 @@ import torch
 from . import _tracing
 from ._fx_to_mlir import ArgSpec, Converter
 from ._steps import Step
-from ._tracing import AdamW, TracingError
+from ._optimizers import AdamW
+from ._tracing import TracingError
 from ._values import ExportError
 
 __all__ = ["export_module", "export_step", "export_graph", "ExportError", "AdamW"]

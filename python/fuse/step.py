@@ -1,6 +1,6 @@
 """`fuse.compile_step`: a whole training step (forward, loss, backward and,
-optionally, the AdamW update) compiled as one Fuse graph and run on the
-model's own tensors.
+optionally, gradient clipping, gradient accumulation and the optimizer's
+update) compiled as one Fuse graph and run on the model's own tensors.
 
     step = fuse.compile_step(model, loss_fn, (inputs, targets), optimizer=None, amp="bf16")
     for inputs, targets in batches:
@@ -17,18 +17,44 @@ Zero copy: the parameters' memory is bound directly (`param.data_ptr()`),
 and so are the gradients and the optimizer state.
   - Without an optimizer the step writes each gradient into `param.grad`
     (allocated once if it is None and reused: `zero_grad(set_to_none=True)`
-    costs nothing). The step *sets* the gradient, it does not add to it:
-    accumulating over micro-batches needs the sum done by the caller.
-  - With a `torch.optim.AdamW` (or `torch.optim.Adam` without weight decay)
-    the step also updates the parameters and the optimizer's `exp_avg`,
-    `exp_avg_sq` and `step` in place, exactly as `optimizer.step()` would
-    (decoupled weight decay per parameter group; one learning rate, read from
-    the optimizer at every call, so LR schedulers work). Do not call
-    `optimizer.step()` as well. `param.grad` is then not written: the
-    gradients live only inside the step. The graph is exported with the
-    parameters and moments donated, so each update is planned in the memory
-    it replaces and bound to it (the runtime skips the copy); a result the
-    plan could not put in place is written to a buffer and copied back.
+    costs nothing). The step *sets* the gradient, it does not add to it
+    (accumulation_steps below sums micro-batches inside the step).
+  - With torch.optim.AdamW, Adam, SGD (momentum, dampening, Nesterov,
+    weight decay), Adafactor (torch >= 2.5) or fuse.optim.Lion, the update
+    runs inside the graph (fuse/_optimizers.py) on the optimizer's own state
+    tensors (`exp_avg`, `momentum_buffer`, `row_var`...; created as torch
+    creates them where the optimizer has not stepped yet) and its `step`
+    counts, exactly as `optimizer.step()` would. Each parameter group has
+    its own hyperparameters; the learning rates are read from the optimizer
+    at every call (LR schedulers work), the other hyperparameters are
+    constants of the graph (changing one is an error: compile again).
+    Parameters the optimizer does not hold are left alone. Do not call
+    `optimizer.step()` as well; `param.grad` is not written. Parameters and
+    state are donated, so each update is planned in the memory it replaces.
+  - Any other torch optimizer is stepped after the graph (`optimizer.step()`
+    on the gradients it wrote into `param.grad`), which rules out the
+    options that need the update inside the graph (max_grad_norm,
+    accumulation_steps, amp="f16"): asking for one is an error naming both.
+
+Gradient clipping (max_grad_norm=x): inside the graph, before the update,
+the gradients are scaled by min(1, x / (norm + 1e-6)), norm being the
+global 2-norm over every gradient the step uses, as
+torch.nn.utils.clip_grad_norm_ does. The norm before clipping is
+`step.last_grad_norm` (a 0-d tensor on the device, read only when asked
+for: no synchronization); the call still returns the loss. Without an
+optimizer the clipped gradients are what `param.grad` receives.
+
+Gradient accumulation (accumulation_steps=N): each call takes one
+micro-batch of the example's shapes (another shape is refused) and returns
+its loss; the gradients of the micro-batches are summed in f32 inside the
+step (divided by N, as a loop that calls `(loss / N).backward()` sums
+them), and every Nth call clips them, updates the parameters once and
+starts a new sum (`step.updated` says whether the last call did;
+`step.micro_step` counts the micro-batches of the current sum). One graph
+serves every call: an input says whether this call updates, so the CUDA
+graph captured once is replayed on every call. Without an optimizer,
+`param.grad` holds the mean gradient after every Nth call.
+
 The batch is copied into the step's own buffers (a few KB) and the loss
 comes back as a fresh tensor: with stable pointers the runtime replays one
 captured CUDA graph every step instead of capturing a new one. The first
@@ -36,17 +62,6 @@ call checks and binds every tensor; later calls reuse that binding while
 the parameters keep their memory and the gradients and optimizer state
 bound are still in place (anything moved or replaced is bound and checked
 again), so a call costs the host a fraction of a millisecond.
-
-Data parallel (process_group=pg, torch.distributed initialized, one GPU per
-process): every rank starts from rank 0's parameters and buffers (broadcast,
-as DDP does), and the ranks check before compiling that they compile the
-same step (FuseError on every rank otherwise). The step writes the gradients
-into flat buckets (`param.grad` are views of them; bucket_cap_mb, default
-25) and all-reduces each bucket (the average over the group) as soon as the
-step has written its last gradient, overlapping the rest of the backward
-(overlap_grad_reduce=False waits for the whole step); then, with an
-optimizer, calls `optimizer.step()` (any torch optimizer: the update runs
-after the all-reduce, outside the graph). See fuse/distributed.py.
 
 Randomness (dropout, attention dropout): the graph's random ops read a
 Philox seed and counter offset as inputs (`rng.seed`, `rng.offset`), which
@@ -57,21 +72,37 @@ never overlap torch's, and `torch.manual_seed(s)` makes a run reproducible.
 The bits are not torch's own (Fuse's Philox layout differs), only their
 distribution is.
 
+Data parallel (process_group=pg, torch.distributed initialized, one GPU per
+process): every rank starts from rank 0's parameters and buffers (broadcast,
+as DDP does), and the ranks check before compiling that they compile the
+same step (FuseError on every rank otherwise). The step writes the gradients
+into flat buckets (`param.grad` are views of them; bucket_cap_mb, default
+25) and all-reduces each bucket (the average over the group) as soon as the
+step has written its last gradient, overlapping the rest of the backward
+(overlap_grad_reduce=False waits for the whole step); then clips them
+(max_grad_norm, torch.nn.utils.clip_grad_norm_ after the all-reduce) and,
+with an optimizer, calls `optimizer.step()` (any torch optimizer: the update
+runs after the all-reduce, outside the graph). See fuse/distributed.py.
+Accumulation is not supported with a process group yet.
+
 f16 mixed precision adds dynamic loss scaling inside the graph: the scale
 and its growth tracker are carried from step to step here, and
 `step.found_inf` says whether the last step overflowed (it then changed
-nothing).
+nothing). The gradients are unscaled before they are clipped, so the norm
+is the true one. With accumulation, a micro-batch that overflows is left
+out of the sum and the update at the end of that sum is skipped, as
+GradScaler skips an optimizer step; the scale backs off at once.
 """
 
-import dataclasses
 import time
 
 import torch
 
-from . import _capi, compiler, distributed
+from . import _optimizers, compiler, distributed
+from ._step_io import Binding, copy_all, cpu_module, flatten, split_batch, to_cpu
+from ._step_optimizer import OptimizerBinding
 from ._step_rng import StepRandomness
 from ._steps import Step
-from ._tracing import AdamW
 from .errors import FuseError
 from .export import export_step
 
@@ -82,94 +113,9 @@ __all__ = ["compile_step", "TrainStep"]
 _CARRIED_STATE = {"loss_scale": 2.0 ** 16, "loss_scale.growth_tracker": 0.0}
 
 
-@dataclasses.dataclass
-class _TorchAdamW(AdamW):
-    """torch.optim.AdamW's update with each parameter's weight decay as its
-    optimizer group gives it (the exporter's AdamW decays matrices only)."""
-    decays: tuple = ()
-
-    def decay(self, index, param):
-        return self.decays[index]
-
-
-def _adamw_from(optimizer, params, names):
-    """(update rule, learning rate) matching a torch optimizer's groups."""
-    kind = type(optimizer).__name__
-    if not isinstance(optimizer, (torch.optim.AdamW, torch.optim.Adam)):
-        raise TypeError(f"compile_step compiles the AdamW update; {kind} is not supported "
-                        "(pass optimizer=None to get gradients and step it yourself)")
-    groups = {}
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            groups[id(p)] = group
-    missing = [n for n, p in zip(names, params) if id(p) not in groups]
-    if missing:
-        raise ValueError(f"the step updates every parameter, but {len(missing)} are not in the optimizer "
-                         f"(first: {missing[0]})")
-    first = optimizer.param_groups[0]
-    for group in optimizer.param_groups:
-        for key, default in (("amsgrad", False), ("maximize", False)):
-            if group.get(key, default):
-                raise ValueError(f"{kind}({key}=True) is not supported by compile_step")
-        if tuple(group["betas"]) != tuple(first["betas"]) or group["eps"] != first["eps"]:
-            raise ValueError("compile_step needs the same betas and eps in every parameter group")
-        if float(group["lr"]) != float(first["lr"]):
-            raise ValueError("compile_step takes one learning rate: the parameter groups differ "
-                             f"({float(first['lr'])} and {float(group['lr'])})")
-        if isinstance(optimizer, torch.optim.Adam) and not isinstance(optimizer, torch.optim.AdamW) \
-                and group["weight_decay"]:
-            raise ValueError("torch.optim.Adam's weight decay is L2 in the gradient, which compile_step "
-                             "does not compile; use torch.optim.AdamW (decoupled weight decay)")
-    decays = tuple(float(groups[id(p)]["weight_decay"]) if isinstance(optimizer, torch.optim.AdamW) else 0.0
-                   for p in params)
-    rule = _TorchAdamW(betas=tuple(float(b) for b in first["betas"]), eps=float(first["eps"]),
-                       weight_decay=0.0, decays=decays)
-    return rule, float(first["lr"])
-
-
-def _to_cpu(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
-
-
-def _cpu_module(module):
-    """A copy of `module` on the CPU, made without a second copy on the GPU
-    (its parameters and buffers are copied straight to the CPU)."""
-    import copy
-    memo = {}
-    for p in module.parameters():
-        memo[id(p)] = torch.nn.Parameter(p.detach().cpu(), requires_grad=p.requires_grad)
-    for b in module.buffers():
-        memo[id(b)] = b.detach().cpu()
-    return copy.deepcopy(module, memo)
-
-
-def _split_batch(args):
-    """(inputs, targets) from step(batch) or step(inputs, targets)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)) and len(args[0]) == 2:
-        return args[0][0], args[0][1]
-    if len(args) == 2:
-        return args[0], args[1]
-    raise TypeError("call the step with (inputs, targets) or a batch tuple (inputs, targets)")
-
-
-def _flatten(part, what):
-    """The tensors of an inputs/targets part, in the order the step takes
-    them."""
-    if part is None:
-        return []
-    if isinstance(part, torch.Tensor):
-        return [part]
-    if isinstance(part, dict):
-        return list(part.values())
-    if isinstance(part, (tuple, list)):
-        return list(part)
-    raise TypeError(f"the batch's {what} must be a tensor, a tuple or a dict, not {type(part).__name__}")
+def _is_f16(amp):
+    key = amp.lower() if isinstance(amp, str) else amp
+    return compiler._AMP.get(key) == "f16"
 
 
 class TrainStep:
@@ -178,20 +124,25 @@ class TrainStep:
 
     Attributes: `compiled` (the CompiledGraph), `signature`, `plan`,
     `compile_seconds`, `timings`, `text` (the exported graph), `found_inf`
-    (f16 loss scaling only).
+    (f16 loss scaling only), `last_grad_norm` (max_grad_norm only),
+    `updated` and `micro_step` (whether the last call updated; micro-batches
+    in the current accumulation).
     """
 
     def __init__(self, model, loss_fn, example_batch, optimizer=None, *, amp="bf16", memory_budget=None,
                  cuda_graphs=True, profile=False, cache_dir=None, arch=None, pipeline=None, index_bounds=None,
                  progress=True, max_arena_bytes=None, process_group=None,
                  bucket_cap_mb=distributed.DEFAULT_BUCKET_CAP_MB, overlap_grad_reduce=True,
-                 sparse_embedding_grads=True):
+                 sparse_embedding_grads=True, max_grad_norm=None, accumulation_steps=1):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"compile_step takes an nn.Module, not {type(model).__name__}")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
-        # Data parallel: the optimizer steps after the all-reduce, outside
-        # the graph; alone, an AdamW update is part of the graph.
-        self._fused_optimizer = optimizer if process_group is None else None
+        self.max_grad_norm, self.accumulation_steps = _check_extras(max_grad_norm, accumulation_steps)
+        in_graph = optimizer is not None and process_group is None and _optimizers.supports(optimizer)
+        _check_combination(optimizer, in_graph, process_group, amp, self.max_grad_norm, self.accumulation_steps)
+        # Stepped after the graph: data parallel (after the all-reduce), or
+        # an optimizer the graph cannot run.
+        self._eager_optimizer = optimizer if optimizer is not None and not in_graph else None
         self.process_group, self._reducer, self._sparse_plan = process_group, None, []
         self._sparse_embeddings, self._sparse_inputs = {}, []
         if process_group is not None:
@@ -207,16 +158,16 @@ class TrainStep:
         inputs, targets = example_batch
         if isinstance(targets, torch.Tensor):
             targets = (targets,)
-        rule, lr = (None, None)
-        state = None
-        if self._fused_optimizer is not None:
-            rule, lr = _adamw_from(optimizer, self.params, self.param_names)
-            state = self._optimizer_state_example(lr)
-        self._lr_value = lr
+        rule, state, self._opt = None, None, None
+        if in_graph:
+            rule = _optimizers.from_torch(optimizer, self.params, self.param_names)
+            self._opt = OptimizerBinding(optimizer, rule, self.params, self.param_names)
+            state = self._opt.example_state()
 
         started = time.perf_counter()
         try:
-            self._export(inputs, targets, rule, state, index_bounds)
+            self._export(inputs, targets, rule, state, index_bounds,
+                         self.max_grad_norm if process_group is None else None)
             failure = None
         except Exception as error:  # every rank must hear of it, not wait for this one
             if process_group is None:
@@ -226,8 +177,9 @@ class TrainStep:
         if process_group is not None:
             options = dict(amp=amp, memory_budget=memory_budget, pipeline=pipeline, arch=arch,
                            max_arena_bytes=max_arena_bytes, bucket_cap_mb=bucket_cap_mb,
-                           overlap_grad_reduce=overlap_grad_reduce, sparse_embedding_grads=sparse_embedding_grads)
-            batch = _flatten(inputs, "inputs") + _flatten(targets, "targets")
+                           overlap_grad_reduce=overlap_grad_reduce, sparse_embedding_grads=sparse_embedding_grads,
+                           max_grad_norm=self.max_grad_norm)
+            batch = flatten(inputs, "inputs") + flatten(targets, "targets")
             summary = distributed.rank_summary(None if failure else self.text, options, self.param_names,
                                                batch, failure)
             try:
@@ -254,20 +206,28 @@ class TrainStep:
                                  for name, batch_index in self._sparse_inputs]
         self._buffers = None
         self.found_inf = None
+        self.updated, self.micro_step = False, 0
+        self._eager_grad_norm = None
 
-    def _export(self, inputs, targets, rule, state, index_bounds):
-        """Sets batch_names, _n_inputs and text (the exported graph)."""
+    def _export(self, inputs, targets, rule, state, index_bounds, max_grad_norm):
+        """Sets batch_names, _n_inputs, _roles and text (the exported graph)."""
         # Exported from a CPU copy, as `python -m fuse.export` does: a Fuse
         # graph has no device, and models take device-specific paths on the
         # GPU (attention variants, masks built on the device) that the
         # exporter does not take whole.
-        step = Step(_cpu_module(self.model), _to_cpu(inputs), "train", self.loss_fn, _to_cpu(targets), rule,
-                    _to_cpu(state), sparse_embeddings=self._sparse_embeddings)
-        self.batch_names = step.arg_names[len(self.params):len(self.params) + step._n_inputs + step._n_targets]
+        step = Step(cpu_module(self.model), to_cpu(inputs), "train", self.loss_fn, to_cpu(targets), rule,
+                    to_cpu(state), sparse_embeddings=self._sparse_embeddings, max_grad_norm=max_grad_norm,
+                    accumulation_steps=self.accumulation_steps)
+        n = len(self.params)
+        self.batch_names = step.arg_names[n:n + step._n_inputs + step._n_targets]
         self._n_inputs = step._n_inputs
+        # What each argument of the graph is: (kind, key).
+        self._roles = {name: ("param", i) for i, name in enumerate(self.param_names)}
+        self._roles.update({name: ("batch", j) for j, name in enumerate(self.batch_names)})
+        self._roles.update({name: (role, key) for name, role, key in step.extra_args})
         info = {}
         self.text = export_step(step, index_bounds=index_bounds, name=f"{type(self.model).__name__.lower()}_step",
-                                donate_state=rule is not None, info=info)
+                                donate_state=bool(step.state_names()), info=info)
         self._rng_counters = info["rng_counters"]
         # Embeddings whose gradient comes back as rows: (module name, batch
         # index of the ids).
@@ -290,30 +250,27 @@ class TrainStep:
     def timings(self):
         return self.compiled.timings
 
-    def _optimizer_state_example(self, lr):
-        """Example optimizer state for tracing (CPU, like the export)."""
-        return {"exp_avg": [torch.zeros(p.shape, dtype=p.dtype) for p in self.params],
-                "exp_avg_sq": [torch.zeros(p.shape, dtype=p.dtype) for p in self.params],
-                "lr": torch.tensor(float(lr)), "step": torch.tensor(0.0)}
+    @property
+    def last_grad_norm(self):
+        """The global gradient norm before clipping of the last call (with
+        accumulation: of the sum so far; the one that counts is the Nth
+        call's), a fresh 0-d f32 tensor on the device; None before the first
+        call or without max_grad_norm."""
+        if self._eager_grad_norm is not None:
+            return self._eager_grad_norm
+        if self._buffers is None or "grad_norm" not in self._buffers or not self._calls:
+            return None
+        return self._buffers["grad_norm"].clone()
 
     def _plan_bindings(self):
         """How each input and output of the signature is bound: a list of
         (kind, key) per side, checked against what this step knows."""
         index = {n: i for i, n in enumerate(self.param_names)}
-        batch = {n: j for j, n in enumerate(self.batch_names)}
         self._in_plan, self._out_plan = [], []
         for spec in self.compiled.inputs:
             n = spec.name
-            if n in index:
-                self._in_plan.append(("param", index[n]))
-            elif n in batch:
-                self._in_plan.append(("batch", batch[n]))
-            elif n.startswith("exp_avg.") and n[8:] in index and self._fused_optimizer is not None:
-                self._in_plan.append(("exp_avg", index[n[8:]]))
-            elif n.startswith("exp_avg_sq.") and n[11:] in index and self._fused_optimizer is not None:
-                self._in_plan.append(("exp_avg_sq", index[n[11:]]))
-            elif n in ("lr", "step") and self._fused_optimizer is not None:
-                self._in_plan.append((n, None))
+            if n in self._roles:
+                self._in_plan.append(self._roles[n])
             elif n in _CARRIED_STATE:
                 self._in_plan.append(("carried", n))
             elif n in ("rng.seed", "rng.offset"):
@@ -322,23 +279,23 @@ class TrainStep:
                 raise FuseError(f"the compiled step takes '{n}' (input #{spec.index}), which compile_step "
                                 "cannot bind")
         donated = {o: i for o, i in self.compiled.signature.get("donated", [])}
-        self._donated = donated
         for spec in self.compiled.outputs:
             n = spec.name
             if n == "loss":
                 self._out_plan.append(("loss", None))
-            elif n.startswith("grad.") and n[5:] in index and self._fused_optimizer is None:
+            elif n.startswith("grad.") and n[5:] in index and self._opt is None:
                 self._out_plan.append(("grad", index[n[5:]]))
-            elif n == "found_inf":
-                self._out_plan.append(("found_inf", None))
+            elif n in ("found_inf", "grad_norm"):
+                self._out_plan.append((n, None))
             elif n.startswith("embedding_grad.") and any(n[15:] == name for name, _ in self._sparse_inputs):
                 self._out_plan.append(("embedding_grad", n[15:]))
-            elif n == "step" and self._fused_optimizer is not None:
+            elif n == "step" and self._opt is not None:
                 self._out_plan.append(("step_out", None))
             else:
-                # An updated argument (parameter, moment, carried state): the
-                # output bound to its input's memory where the plan donates
-                # it, else to a buffer copied back after the step.
+                # An updated argument (parameter, optimizer state, gradient
+                # accumulator, carried state): the output bound to its
+                # input's memory where the plan donates it, else to a buffer
+                # copied back after the step.
                 source = next((i for i, s in enumerate(self.compiled.inputs) if s.name == n), None)
                 if source is None:
                     raise FuseError(f"the compiled step returns '{n}' (output #{spec.index}), which "
@@ -348,22 +305,24 @@ class TrainStep:
 
     def _allocate(self, device):
         """The step's own buffers: batch staging, loss, scalars, carried
-        state, copy-back buffers, gradients of frozen parameters."""
-        buffers = {"batch": [], "carried": {}, "copy_back": {}, "frozen_grad": {}, "embedding_grad": {}}
+        state, random seed, gradient accumulators, copy-back buffers,
+        gradients of frozen parameters."""
+        buffers = {"batch": [], "carried": {}, "copy_back": {}, "frozen_grad": {}, "embedding_grad": {},
+                   "grad_acc": {}}
         for spec, (kind, key) in zip(self.compiled.inputs, self._in_plan):
+            empty = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
             if kind == "batch":
-                buffers["batch"].append(torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device))
+                buffers["batch"].append(empty)
             elif kind == "carried":
-                buffers["carried"][key] = torch.full(spec.shape, _CARRIED_STATE[key], dtype=spec.torch_dtype(),
-                                                     device=device)
-            elif kind == "lr":
-                buffers["lr"] = torch.full(spec.shape, self._lr_value, dtype=spec.torch_dtype(), device=device)
-            elif kind == "step":
-                buffers["step"] = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
-            elif kind in ("rng.seed", "rng.offset"):
-                buffers[kind] = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
+                buffers["carried"][key] = empty.fill_(_CARRIED_STATE[key])
+            elif kind == "grad_acc":
+                buffers["grad_acc"][key] = empty
+            elif kind == "scalar":
+                buffers[key] = empty  # lr, lr.<group>, step: written by OptimizerBinding.sync
+            elif kind in ("rng.seed", "rng.offset", "apply"):
+                buffers[kind] = empty
         for spec, (kind, key) in zip(self.compiled.outputs, self._out_plan):
-            if kind in ("loss", "found_inf", "step_out"):
+            if kind in ("loss", "found_inf", "step_out", "grad_norm"):
                 buffers[kind] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
             elif kind == "copy_back":
                 buffers["copy_back"][spec.index] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
@@ -371,100 +330,21 @@ class TrainStep:
                 buffers["frozen_grad"][key] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
             elif kind == "embedding_grad":
                 buffers["embedding_grad"][key] = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=device)
+        if "found_inf" in buffers and "apply" in buffers:
+            # Whether a micro-batch of the current sum overflowed (f16).
+            buffers["overflowed"] = torch.zeros((), dtype=torch.bool, device=device)
         self._buffers = buffers
         self._randomness = None
         if "rng.seed" in buffers:
             self._randomness = StepRandomness(device, self._rng_counters, buffers["rng.seed"], buffers["rng.offset"])
-        self._host_step = None
-        self._bound_state = None
+        self._apply_value = None
+        self._calls = 0
         self._binding = None
-
-    # -- optimizer state --------------------------------------------------------------
-    def _state_tensors(self):
-        """exp_avg, exp_avg_sq and step tensors of every parameter, created as
-        torch.optim does where the optimizer has not stepped yet."""
-        avgs, sqs, steps = [], [], []
-        for p in self.params:
-            state = self._fused_optimizer.state[p]
-            if "exp_avg" not in state:
-                group = next(g for g in self._fused_optimizer.param_groups if any(q is p for q in g["params"]))
-                on_device = group.get("fused") or group.get("capturable")
-                state["step"] = torch.zeros((), dtype=torch.float32, device=p.device if on_device else "cpu")
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            avgs.append(state["exp_avg"])
-            sqs.append(state["exp_avg_sq"])
-            steps.append(state["step"])
-        return avgs, sqs, steps
-
-    def _sync_optimizer(self):
-        """Binds the optimizer's state (again, if it was replaced, e.g. by
-        load_state_dict) and carries its learning rate and step count into
-        the step's scalars."""
-        state = self._fused_optimizer.state
-        bound = self._bound_state
-        if bound is None or not self._state_still_bound(state):
-            avgs, sqs, steps = self._state_tensors()
-            values = {float(s) for s in steps}
-            if len(values) > 1:
-                raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(values)}); "
-                                 "the compiled step keeps one")
-            for p, n, a, s in zip(self.params, self.param_names, avgs, sqs):
-                for what, t in (("exp_avg", a), ("exp_avg_sq", s)):
-                    if t.shape != p.shape or t.device != p.device or not t.is_contiguous():
-                        raise ValueError(f"optimizer state {what} of '{n}' is {list(t.shape)} on {t.device}; "
-                                         f"the step needs {list(p.shape)}, contiguous, on {p.device}")
-            steps = self._share_step_counts(steps)
-            self._bound_state = (avgs, sqs, steps)
-            self._bound_state_dicts = (state, [state[p] for p in self.params])
-            self._host_step = None
-            self._binding = None
-        steps = self._bound_state[2]
-        if steps[0].device.type == "cpu":
-            value = float(steps[0])
-            if value != self._host_step:
-                self._buffers["step"].fill_(value)
-                self._host_step = value
-        elif self._host_step is None:
-            self._buffers["step"].copy_(steps[0])
-            self._host_step = float(steps[0])
-        lrs = {float(g["lr"]) for g in self._fused_optimizer.param_groups}
-        if len(lrs) > 1:
-            raise ValueError(f"compile_step takes one learning rate; the parameter groups have {sorted(lrs)}")
-        lr = lrs.pop()
-        if lr != self._lr_value:
-            self._buffers["lr"].fill_(lr)
-            self._lr_value = lr
-
-    def _share_step_counts(self, steps):
-        """The parameters' step counts, where they live on the host, as
-        views of one tensor put back into the optimizer's state, so that a
-        call advances them all with one add (a _foreach_add_ over GPT-2's
-        148 host scalars took 0.75 ms a call). They are all equal here."""
-        if steps[0].device.type != "cpu":
-            self._step_counts = None
-            return steps
-        self._step_counts = torch.full((len(steps),), float(steps[0]), dtype=steps[0].dtype)
-        views = list(self._step_counts.unbind(0))
-        for p, view in zip(self.params, views):
-            self._fused_optimizer.state[p]["step"] = view
-        return views
-
-    def _state_still_bound(self, state):
-        """Whether the optimizer still holds the moments the step bound: a
-        new state container (load_state_dict), a replaced per-parameter
-        dict or a replaced tensor is caught."""
-        container, dicts = self._bound_state_dicts
-        if state is not container:
-            return False
-        avgs, sqs, _ = self._bound_state
-        return all(state.get(p) is d and d.get("exp_avg") is a and d.get("exp_avg_sq") is s
-                   for p, d, a, s in zip(self.params, dicts, avgs, sqs))
 
     # -- running ----------------------------------------------------------------------
     def _batch_tensors(self, args):
-        inputs, targets = _split_batch(args)
-        flat = _flatten(inputs, "inputs") + _flatten(targets, "targets")
+        inputs, targets = split_batch(args)
+        flat = flatten(inputs, "inputs") + flatten(targets, "targets")
         if len(flat) != len(self.batch_names):
             raise TypeError(f"the step takes {len(self.batch_names)} batch tensors ({', '.join(self.batch_names)}); "
                             f"{len(flat)} were given")
@@ -481,13 +361,15 @@ class TrainStep:
                 tensor = compiler.check_tensor(spec, tensor, compiled.device, contiguous_copy=True)
             except ValueError as error:
                 if isinstance(tensor, torch.Tensor) and tuple(tensor.shape) != spec.shape:
-                    raise ValueError(f"batch {error}; the step was compiled for the example batch's shapes: "
-                                     "compile another step for another shape") from None
+                    what = "micro-batch" if self.accumulation_steps > 1 else "batch"
+                    raise ValueError(f"{what} {error}; the step was compiled for the example batch's shapes "
+                                     f"(every {what} must have them): compile another step for another "
+                                     "shape") from None
                 raise
             staged.copy_(tensor, non_blocking=True)
 
     def _bind(self, args):
-        """Stages the batch and returns the _Binding for this call: the last
+        """Stages the batch and returns the Binding for this call: the last
         one while the model's memory has not moved, else a new one, checked."""
         self.compiled._require_session()
         if self._buffers is None:
@@ -495,12 +377,25 @@ class TrainStep:
         self._stage_batch(args)
         if self._randomness is not None:
             self._randomness.draw()  # fresh bits every call, from torch's generator
-        if self._fused_optimizer is not None:
-            self._sync_optimizer()  # drops the binding if the state was replaced
+        if self._opt is not None and self._opt.sync(self._buffers):
+            self._binding = None  # the optimizer's state was replaced
+        if "apply" in self._buffers:
+            self._set_apply(self.micro_step + 1 == self.accumulation_steps)
         binding = self._binding
         if binding is None or not binding.holds(self.params):
             binding = self._binding = self._new_binding()
         return binding
+
+    def _set_apply(self, last):
+        """The `accumulate.apply` input: 1 on the call that ends a sum
+        (unless a micro-batch of it overflowed), else 0."""
+        buffers = self._buffers
+        if last and "overflowed" in buffers:
+            torch.logical_not(buffers["overflowed"], out=buffers["apply"])
+            self._apply_value = None
+        elif float(last) != self._apply_value:
+            buffers["apply"].fill_(float(last))
+            self._apply_value = float(last)
 
     def _new_binding(self):
         """Binds every input and output of the signature to its tensor,
@@ -512,20 +407,18 @@ class TrainStep:
             if p.device != device or not p.is_contiguous():
                 raise ValueError(f"parameter '{n}' is on {p.device}{'' if p.is_contiguous() else ', not contiguous'}; "
                                  f"the step runs on {device} and binds contiguous parameters")
-        if self._fused_optimizer is not None:
-            avgs, sqs, _ = self._bound_state
         inputs = []
         for spec, (kind, key) in zip(compiled.inputs, self._in_plan):
             if kind == "param":
                 t = self.params[key].data
             elif kind == "batch":
                 t = buffers["batch"][key]
-            elif kind == "exp_avg":
-                t = avgs[key]
-            elif kind == "exp_avg_sq":
-                t = sqs[key]
-            elif kind == "carried":
-                t = buffers["carried"][key]
+            elif kind == "state":
+                t = self._opt.tensor(*key)
+            elif kind in ("carried", "grad_acc"):
+                t = buffers[kind][key]
+            elif kind == "scalar":
+                t = buffers[key]
             else:
                 t = buffers[kind]
             if t.dtype != spec.torch_dtype() or tuple(t.shape) != spec.shape:
@@ -561,21 +454,20 @@ class TrainStep:
             else:
                 t = buffers[kind]
             outputs.append(t)
-        return _Binding(self.params, inputs, outputs, copies, grads)
+        return Binding(self.params, inputs, outputs, copies, grads)
 
     def __call__(self, *batch):
         """Runs one step on `batch` ((inputs, targets), or the two as
         arguments); returns the loss."""
         binding = self._bind(batch)
         self._launch(binding)
+        self._calls += 1
         if self._reducer is not None:
             self._reducer.reduce()
             for name, param_index, batch_index, padding_idx in self._sparse_plan:
                 self._reducer.add_rows(self.params[param_index].grad, self._buffers["batch"][batch_index],
                                        self._buffers["embedding_grad"][name], padding_idx)
         self._after_step(binding.copies)
-        if self.process_group is not None and self.optimizer is not None:
-            self.optimizer.step()
         if self.profile_first_call and self.last_profile is None:
             import sys
             self.last_profile = self.profile(*batch)
@@ -591,17 +483,28 @@ class TrainStep:
         if copies:
             # One multi-tensor copy, not a launch per tensor (hundreds with
             # AdamW: the updates the plan could not place in their input).
-            _copy_all(*copies)
+            copy_all(*copies)
         buffers = self._buffers
-        if "step_out" in buffers:
-            buffers["step"].copy_(buffers["step_out"])
-            if self._step_counts is not None:
-                self._step_counts.add_(1.0)  # every parameter's count: views of it
-            else:
-                torch._foreach_add_(self._bound_state[2], 1.0)
-            self._host_step = (self._host_step or 0.0) + 1.0
         if "found_inf" in buffers:
             self.found_inf = buffers["found_inf"]
+        self.micro_step += 1
+        self.updated = self.micro_step == self.accumulation_steps
+        if not self.updated:
+            if "overflowed" in buffers:
+                buffers["overflowed"].logical_or_(buffers["found_inf"])
+            return
+        self.micro_step = 0
+        if "overflowed" in buffers:
+            buffers["overflowed"].zero_()
+        if buffers["grad_acc"]:
+            _zero_all(list(buffers["grad_acc"].values()))  # the next call starts a new sum
+        if self._opt is not None:
+            self._opt.after_update(buffers)
+        if self.process_group is not None and self.max_grad_norm is not None:  # after the all-reduce
+            self._eager_grad_norm = torch.nn.utils.clip_grad_norm_(
+                [p for p in self.params if p.grad is not None], self.max_grad_norm)
+        if self._eager_optimizer is not None:
+            self._eager_optimizer.step()
 
     def profile(self, *batch, warmup=3, iterations=20, counters=True, peak_tflops=None):
         """Profiles the step on `batch` (fuse.profile.Profile). The runs
@@ -625,63 +528,65 @@ class TrainStep:
         return f"<fuse.TrainStep of {type(self.model).__name__}: {self.compiled!r}>"
 
 
-class _Binding:
-    """The tensors one call binds and their addresses, kept for the next
-    calls: with the addresses unchanged the runtime replays its captured
-    CUDA graph, and checking every tensor again would cost the host more
-    than a small step takes on the GPU (about 1,000 tensors for BERT-large
-    with AdamW). It holds while every parameter keeps its memory (address
-    and strides) and every gradient bound as `param.grad` is still there
-    (None is set back to it, as `zero_grad(set_to_none=True)` leaves it);
-    a replaced optimizer state is caught by TrainStep._sync_optimizer."""
-
-    def __init__(self, params, inputs, outputs, copies, grads):
-        self.inputs, self.outputs = inputs, outputs
-        # (destinations, sources) of the copies back after each call.
-        self.copies = tuple(list(side) for side in zip(*copies)) if copies else None
-        self.addresses = _capi.Addresses([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs])
-        self._param_memory = _param_memory(params)
-        self._grads = grads  # (param, tensor, rebind: the step owns param.grad)
-
-    def holds(self, params):
-        if _param_memory(params) != self._param_memory:
-            return False
-        for p, t, rebind in self._grads:
-            if p.grad is not t:
-                if p.grad is not None and not rebind:
-                    return False  # the caller's own gradient tensor: check it
-                p.grad = t
-        return True
+def _check_extras(max_grad_norm, accumulation_steps):
+    if max_grad_norm is not None:
+        if isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, (int, float)) or max_grad_norm <= 0:
+            raise ValueError(f"max_grad_norm must be a positive number, not {max_grad_norm!r}")
+        max_grad_norm = float(max_grad_norm)
+    if isinstance(accumulation_steps, bool) or not isinstance(accumulation_steps, int) or accumulation_steps < 1:
+        raise ValueError(f"accumulation_steps must be a positive integer, not {accumulation_steps!r}")
+    return max_grad_norm, accumulation_steps
 
 
-def _copy_all(destinations, sources):
-    foreach_copy = getattr(torch, "_foreach_copy_", None)  # torch >= 2.2
-    if foreach_copy is not None:
-        foreach_copy(destinations, sources)
+def _check_combination(optimizer, in_graph, process_group, amp, max_grad_norm, accumulation_steps):
+    """Refuses options that need what this step cannot do, naming both."""
+    if process_group is not None:
+        if accumulation_steps > 1:
+            raise ValueError("accumulation_steps with process_group is not supported yet (the all-reduce "
+                             "would run on every micro-batch); use accumulation_steps=1 with a larger batch "
+                             "per rank")
+        return
+    if optimizer is None or in_graph:
+        return
+    needs = [name for name, on in (("max_grad_norm", max_grad_norm is not None),
+                                   ("accumulation_steps", accumulation_steps > 1),
+                                   ("amp='f16'", _is_f16(amp))) if on]
+    if needs:
+        raise ValueError(f"{needs[0]} needs the optimizer's update inside the compiled step, and compile_step "
+                         f"cannot run {type(optimizer).__name__} there (it runs {_optimizers.SUPPORTED}); "
+                         f"pass optimizer=None and step {type(optimizer).__name__} yourself on param.grad")
+
+
+def _zero_all(tensors):
+    zero = getattr(torch, "_foreach_zero_", None)
+    if zero is not None:
+        zero(tensors)
     else:
-        for destination, source in zip(destinations, sources):
-            destination.copy_(source)
-
-
-def _param_memory(params):
-    return [(p.data_ptr(), p.stride()) for p in params]
+        for t in tensors:
+            t.zero_()
 
 
 def compile_step(model, loss_fn, example_batch, optimizer=None, **options):
     """Compiles one training step of `model` as a single Fuse graph and
     returns a TrainStep (see this module's docstring for what it binds).
 
-    example_batch  (inputs, targets): inputs for the model (tensor, tuple or
-                   dict), targets for loss_fn after the output (tensor,
-                   tuple, dict or None)
-    optimizer      None (gradients into param.grad) or a torch.optim.AdamW
-                   (with a process group: any torch optimizer, stepped
-                   after the all-reduce)
-    options        those of fuse.compile (amp, memory_budget, cuda_graphs,
-                   profile, cache_dir, arch, pipeline, max_arena_bytes),
-                   plus index_bounds={input name: N} for integer inputs,
-                   and for data parallel training process_group (a
-                   torch.distributed group), bucket_cap_mb (25) and
-                   overlap_grad_reduce (True)
+    example_batch      (inputs, targets): inputs for the model (tensor, tuple
+                       or dict), targets for loss_fn after the output
+                       (tensor, tuple, dict or None); with accumulation, one
+                       micro-batch
+    optimizer          None (gradients into param.grad); torch.optim.AdamW,
+                       Adam, SGD, Adafactor or fuse.optim.Lion (updated
+                       inside the graph); any other torch optimizer (stepped
+                       after the graph, as with a process group)
+    max_grad_norm      clip the gradients to this global 2-norm before the
+                       update (step.last_grad_norm: the norm before)
+    accumulation_steps N: each call takes one micro-batch; every Nth call
+                       updates with the mean of the N micro-batches' gradients
+    options            those of fuse.compile (amp, memory_budget,
+                       cuda_graphs, profile, cache_dir, arch, pipeline,
+                       max_arena_bytes), plus index_bounds={input name: N}
+                       for integer inputs, and for data parallel training
+                       process_group (a torch.distributed group),
+                       bucket_cap_mb (25) and overlap_grad_reduce (True)
     """
     return TrainStep(model, loss_fn, example_batch, optimizer, **options)
