@@ -10,6 +10,8 @@ The converter walks the graph once, in order. Each node becomes
 ATen ops are mapped by the handlers in `_aten_ops`. A node whose op has no
 handler does not stop the walk: every unmapped op is collected with its count
 and the source line of its first use, and one ExportError lists them all.
+`supported(node)` asks the same table without converting (the torch.compile
+backend's per-op fallback, `_partition.py`, splits a graph with it).
 """
 
 import collections
@@ -213,8 +215,7 @@ class Converter:
                 _is_view(user) for user in mutated.users):
             self._problem(f"{target} updates a tensor that views share; write it out of place")
             return _POISON
-        name = target.split(".")[1]
-        functional = _OUT_OF_PLACE.get(target, target.replace(f".{name}.", f".{name[:-1]}.", 1))
+        functional = _out_of_place(target)
         if not any(isinstance(x, (Value, Poison)) for x in _flatten((args, kwargs))):
             # A constant updated in place: update a copy.
             args = _map(args, lambda x: Const(x.tensor.clone()) if isinstance(x, Const) else x)
@@ -418,6 +419,61 @@ _VIEW_OPS = re.compile(r"aten\.(view|_unsafe_view|_reshape_alias|reshape|slice|s
 
 def _is_view(node):
     return node.op == "call_function" and bool(_VIEW_OPS.match(_target_name(node.target)))
+
+
+def mapped_target(node):
+    """The handler-table name the converter looks `node` up by: its ATen
+    overload, an in-place op as its out-of-place form."""
+    target = _target_name(node.target)
+    return _out_of_place(target) if _is_in_place(target) else target
+
+
+def _out_of_place(target):
+    name = target.split(".")[1]
+    return _OUT_OF_PLACE.get(target, target.replace(f".{name}.", f".{name[:-1]}.", 1))
+
+
+def supported(node):
+    """Whether the converter can take this FX node: a cheap look-up in the
+    same handler table, plus the checks that need no converting (element
+    types Fuse has on what the node reads and makes; no in-place update of
+    a graph input). Placeholders, constants and the output always. A mapped
+    op can still be refused for one use (its handler raises Unsupported),
+    which only converting says."""
+    if node.op in ("placeholder", "get_attr", "output"):
+        return True
+    if node.op != "call_function":
+        return False
+    target = mapped_target(node)
+    if target not in _aten_ops.HANDLERS or target in _aten_ops.REJECTED:
+        return False
+    if _is_in_place(_target_name(node.target)) and node.args and isinstance(node.args[0], torch.fx.Node) \
+            and node.args[0].op == "placeholder":
+        return False
+    return all(_has_element_type(n) for n in [node] + list(node.all_input_nodes))
+
+
+# Dtypes a mapped op may read or make without the converter seeing them: the
+# CUDA attention ops' RNG state (seed and offset), which Fuse's attention
+# neither reads nor returns.
+_IGNORED_DTYPES = tuple(getattr(torch, name) for name in ("uint64",) if hasattr(torch, name))
+
+
+def _has_element_type(node):
+    """Whether every tensor a node makes (by its metadata) has a fuse element
+    type: not complex, not float64 (but for constants, which the converter
+    narrows) and not any other dtype Fuse lacks. No metadata: no objection."""
+    values = _meta_value(node)
+    # torch 1.13's TensorMetadata is a NamedTuple: a tuple with a dtype.
+    for value in (values if isinstance(values, (list, tuple)) and not hasattr(values, "dtype") else [values]):
+        dtype = getattr(value, "dtype", None)
+        if dtype is None or dtype in _IGNORED_DTYPES:
+            continue
+        if dtype not in ELEMENT_TO_TORCH.values():
+            return False
+        if dtype == torch.float64 and node.op != "get_attr":
+            return False
+    return True
 
 
 def _is_in_place(target):

@@ -28,10 +28,18 @@ Options (torch.compile's `options=` dict): those of fuse.compile (amp,
 default "bf16"; memory_budget; cuda_graphs; cache_dir; arch; pipeline) and
 `fallback`: "eager" (default) or "error".
 
-Graphs Fuse cannot take (fuse.export raises ExportError listing the ATen
-ops it cannot map, or compiling fails) run eagerly instead (AOTAutograd's
-ATen graph, or dynamo's graph where AOTAutograd itself fails), with one
-warning per captured graph that says why. With fallback="error" they raise.
+Per-op fallback: when fuse.export refuses a graph for ATen ops it cannot
+map (ExportError), the graph is split at those ops (`_partition.py`): they
+run in torch, as AOTAutograd traced them, and the rest in Fuse, each part
+compiled as a whole graph is. A Fuse part of fewer than 3 ops that compute
+(views, reshapes and folded constants do not count) is not worth a launch
+and stays in torch too. One warning per graph names every op left in torch
+and its source line; `stats["split"]` counts such graphs. A graph that fails
+otherwise (compiling fails, a mapped op refused for one use, nothing left
+worth Fuse, or AOTAutograd itself fails) runs eagerly whole (AOTAutograd's
+ATen graph, or dynamo's graph), with one warning per captured graph that
+says why. With fallback="error" nothing falls back: the error raises, and
+an ExportError names every op Fuse cannot map, with its source line.
 
 Shapes: each compiled graph is static. A graph is compiled on its first call
 for the shapes it sees. When a model changes shape, dynamo recompiles (and,
@@ -57,7 +65,7 @@ from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
 
-stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0,
+stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0,
          "seconds": {"retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
 
 
@@ -549,10 +557,16 @@ class _FuseGraph:
         except Exception as error:  # ExportError, TracingError, FuseError, or a bug: never the user's run
             if self.shared.fallback == "error":
                 raise
-            if type(error).__name__ not in ("ExportError", "TracingError", "FuseError"):
-                error = RuntimeError(f"{type(error).__name__}: {error}")
-            self.shared.give_up(error, f"the {self.kind} graph")
-            entry = "eager"
+            entry = None
+            if type(error).__name__ == "ExportError":  # ops Fuse cannot map: those in torch, the rest in Fuse
+                from ._partition import split_entry
+                entry = split_entry(self.gm, args, self.kind, self._constants(args), self.shared.options,
+                                    self.shared.constant_tensors)
+            if entry is None:
+                if type(error).__name__ not in ("ExportError", "TracingError", "FuseError"):
+                    error = RuntimeError(f"{type(error).__name__}: {error}")
+                self.shared.give_up(error, f"the {self.kind} graph")
+                entry = "eager"
         self.specialized[key] = entry
         return entry
 
