@@ -144,8 +144,13 @@ class OptimizerBinding:
             self._host_step = float(steps[0])
 
     def after_update(self, buffers):
-        """The step count after a call that updated: the step's own copy
-        from its result, the optimizer's state counts by one."""
+        """After a call that updated: the optimizer marked as stepped (what
+        the wrapper an LR scheduler puts around `optimizer.step` records; it
+        warns otherwise), the step's own copy of the step count from its
+        result and the optimizer's state counts advanced by one."""
+        optimizer = self.optimizer
+        optimizer._opt_called = True  # torch >= 2: LRScheduler's check
+        optimizer._step_count = getattr(optimizer, "_step_count", 0) + 1  # torch 1.x's
         if not self.rule.uses_step:
             return
         buffers["step"].copy_(buffers["step_out"])
