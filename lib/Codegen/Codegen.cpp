@@ -224,6 +224,14 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
   }
   for (const std::string &name : helperClosure(used))
     executable.helperSources.push_back({name, deviceLibraryFile(name).text});
+  // The runtime refuses what does not pass; refusing it here names the
+  // graph, and nothing invalid reaches a file (--save-executable) or a GPU.
+  if (runtime::Status status =
+          runtime::validateExecutable(executable, "executable @" + executable.entry);
+      !status)
+    return func.emitError() << "code generation produced an invalid executable "
+                               "(a bug in the code generator): "
+                            << status.message();
   return executable;
 }
 

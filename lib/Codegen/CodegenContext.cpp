@@ -22,7 +22,8 @@ std::string KernelParams::add(const std::string &prefix, DType dtype,
   declarations.push_back(std::string(isConst ? "const " : "") +
                          storageType(dtype) + " *" +
                          (isConst ? " __restrict__ " : " ") + name);
-  args.push_back(ref);
+  args.push_back(isConst ? runtime::KernelArg::read(ref, dtype, 0)
+                         : runtime::KernelArg::write(ref, dtype, 0));
   return name;
 }
 
@@ -108,6 +109,31 @@ BufferRef CodegenContext::workspace(int64_t bytes) {
   return BufferRef::workspace(offset);
 }
 
+int64_t CodegenContext::extentFrom(const BufferRef &ref) const {
+  auto specBytes = [&](const auto &specs, auto bytesOf) -> int64_t {
+    if (ref.index < 0 || ref.index >= static_cast<int64_t>(specs.size()))
+      return 0; // validateExecutable names the bad index
+    return bytesOf(specs[ref.index]);
+  };
+  auto ofSpec = [](const runtime::TensorSpec &spec) { return spec.bytes(); };
+  int64_t region = 0;
+  switch (ref.kind) {
+  case BufferRef::Kind::Arena: region = executable_.arenaBytes; break;
+  case BufferRef::Kind::Workspace: region = executable_.workspaceBytes; break;
+  case BufferRef::Kind::Input:
+    region = specBytes(executable_.inputs, ofSpec);
+    break;
+  case BufferRef::Kind::Output:
+    region = specBytes(executable_.outputs, ofSpec);
+    break;
+  case BufferRef::Kind::Constant:
+    region = specBytes(executable_.constants,
+                       [](const runtime::ConstantData &c) { return c.spec.bytes(); });
+    break;
+  }
+  return std::max<int64_t>(region - ref.offset, 0);
+}
+
 std::string CodegenContext::kernelName(const std::string &kind) {
   return "fuse_" + kind + "_" + std::to_string(kindCounts_[kind]++);
 }
@@ -141,6 +167,8 @@ void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
   launch.block = spec.block;
   launch.sharedBytes = spec.sharedBytes;
   launch.args = spec.args;
+  for (runtime::KernelArg &arg : launch.args)
+    arg.bytes = extentFrom(arg.ref);
   launch.tensorMaps = spec.tensorMaps;
   launch.persistentBlocksPerMultiprocessor = spec.persistentBlocksPerMultiprocessor;
   runtime::Step step;
@@ -215,7 +243,7 @@ CodegenContext::markInPlaceInputs(mlir::Operation *fusion,
     if (index < 0)
       continue;
     for (mlir::Value result : fusion->getResults())
-      if (buffer(result) == params.args[index]) {
+      if (buffer(result) == params.args[index].ref) {
         inPlace.insert(i);
         params.markAliased(index, dtypeOf(fusion->getOperand(i)));
       }
@@ -231,7 +259,8 @@ void CodegenContext::bindDenseConstants(const ScalarEmitter &emitter,
     Value result = op->getResult(0);
     params.declarations.push_back("const " + storageType(dtypeOf(result)) +
                                   " * __restrict__ const" + std::to_string(i));
-    params.args.push_back(constant(op));
+    params.args.push_back(
+        runtime::KernelArg::read(constant(op), dtypeOf(result), 0));
   }
 }
 

@@ -46,7 +46,7 @@ struct KernelSpec {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t sharedBytes = 0;
-  std::vector<runtime::BufferRef> args;
+  std::vector<runtime::KernelArg> args;
   std::vector<runtime::TensorMapArg> tensorMaps;
   /// runtime::KernelLaunch::persistentBlocksPerMultiprocessor.
   uint32_t persistentBlocksPerMultiprocessor = 0;
@@ -55,10 +55,11 @@ struct KernelSpec {
 /// Kernel parameters collected while a template runs: pointers (one
 /// declaration per entry of `args`, index for index), then tensor maps (one
 /// declaration per entry of `tensorMaps`), the order in which the runtime
-/// passes them.
+/// passes them. A pointer declared const is read, any other written; each
+/// argument's extent is filled in by CodegenContext::addLaunch.
 struct KernelParams {
   std::vector<std::string> declarations;
-  std::vector<runtime::BufferRef> args;
+  std::vector<runtime::KernelArg> args;
   std::vector<std::string> tensorMapDeclarations;
   std::vector<runtime::TensorMapArg> tensorMaps;
   std::string add(const std::string &prefix, DType dtype, bool isConst,
@@ -92,7 +93,8 @@ public:
 
   /// Adds a launch of `spec` (deduplicated kernel) as the next step. Kernels
   /// are shared by body; the tensor maps, like the args, belong to the
-  /// launch.
+  /// launch. Each argument's extent is the rest of its buffer from where it
+  /// points (extentFrom).
   void addLaunch(const KernelSpec &spec, const std::string &label,
                  const std::string &kernelComment, double flops, double bytes);
   void addGemm(const runtime::GemmStep &gemm, const std::string &label,
@@ -115,6 +117,13 @@ public:
 
   /// Kernel name prefix per fusion kind, for readable plans.
   std::string kernelName(const std::string &kind);
+
+  /// Bytes from `ref` to the end of its region as the kernels are compiled
+  /// for it: the rest of the input, output or constant tensor, of the
+  /// arena, or of the workspace used so far. Recorded with every launch
+  /// argument, so that a loaded executable whose signature no longer matches
+  /// its kernels is refused (validateExecutable).
+  int64_t extentFrom(const runtime::BufferRef &ref) const;
 
 private:
   runtime::Executable executable_;

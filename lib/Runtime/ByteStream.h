@@ -11,6 +11,7 @@
 #ifndef FUSE_LIB_RUNTIME_BYTESTREAM_H
 #define FUSE_LIB_RUNTIME_BYTESTREAM_H
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -54,14 +55,17 @@ private:
 
 class ByteReader {
 public:
-  /// Reads `bytes` from `offset` on; offsets in messages count from byte 0.
-  ByteReader(const std::vector<uint8_t> &bytes, size_t offset = 0)
-      : bytes_(bytes), offset_(offset) {}
+  /// Reads `bytes` from `offset` up to `end` (the whole vector by default);
+  /// offsets in messages count from byte 0.
+  ByteReader(const std::vector<uint8_t> &bytes, size_t offset = 0,
+             size_t end = SIZE_MAX)
+      : bytes_(bytes.data()), size_(std::min(end, bytes.size())),
+        offset_(offset) {}
 
   bool ok() const { return error_.empty(); }
   const std::string &error() const { return error_; }
   size_t offset() const { return offset_; }
-  size_t remaining() const { return bytes_.size() - offset_; }
+  size_t remaining() const { return size_ - offset_; }
   /// Records an error (the first one wins) at the current offset.
   void fail(const std::string &what) {
     if (error_.empty())
@@ -101,8 +105,7 @@ public:
     uint64_t n = count(field, 1);
     if (!ok())
       return {};
-    std::string value(reinterpret_cast<const char *>(bytes_.data() + offset_),
-                      n);
+    std::string value(reinterpret_cast<const char *>(bytes_ + offset_), n);
     offset_ += n;
     return value;
   }
@@ -110,8 +113,7 @@ public:
     uint64_t n = count(field, 1);
     if (!ok())
       return {};
-    std::vector<uint8_t> value(bytes_.begin() + offset_,
-                               bytes_.begin() + offset_ + n);
+    std::vector<uint8_t> value(bytes_ + offset_, bytes_ + offset_ + n);
     offset_ += n;
     return value;
   }
@@ -133,7 +135,8 @@ private:
     return value;
   }
 
-  const std::vector<uint8_t> &bytes_;
+  const uint8_t *bytes_;
+  size_t size_;
   size_t offset_;
   std::string error_;
 };

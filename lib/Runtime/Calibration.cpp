@@ -12,6 +12,7 @@
 
 #include "fuse/Runtime/Calibration.h"
 #include "fuse/Runtime/Executor.h"
+#include "fuse/Support/PrivateDirectory.h"
 
 #include "CudaError.h"
 
@@ -135,8 +136,11 @@ StatusOr<DeviceCeilings> calibrateDevice(const std::string &cacheDir) {
   ceilings.bandwidthGBps = *bandwidth;
   ceilings.source = "calibrated: bf16 8192^3 cuBLASLt GEMM, 1 GiB copy";
   std::string path = calibrationPath(cacheDir, device->name);
-  std::error_code error;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  // Beside the cubins, in a directory as private as theirs.
+  std::string directoryError;
+  if (!makePrivateDirectory(std::filesystem::path(path).parent_path().string(),
+                            directoryError))
+    return Status::failure("cannot write the calibration: " + directoryError);
   std::ofstream file(path);
   file << calibrationJson(device->name, ceilings);
   if (!file)

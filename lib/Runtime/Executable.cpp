@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace fuse::runtime {
@@ -112,6 +113,15 @@ private:
   int64_t regionBytes(const BufferRef &ref, const std::string &where);
   /// `ref` must start inside its region and leave `bytes` bytes after it.
   bool checkRef(const BufferRef &ref, int64_t bytes, const std::string &where);
+  /// `ref` is accessed as `dtype`: its offset must be a multiple of the
+  /// element size, and an input, output or constant must be of that dtype.
+  bool checkElementType(const BufferRef &ref, DType dtype,
+                        const std::string &where);
+  /// checkRef and checkElementType.
+  bool checkAccess(const BufferRef &ref, DType dtype, int64_t bytes,
+                   const std::string &where);
+  /// Every byte of every output is written by some step.
+  bool checkOutputsWritten();
   bool checkSpec(const TensorSpec &spec, const std::string &where);
   bool checkKernels();
   bool checkTensorMap(const TensorMapArg &map, const std::string &where);
@@ -180,6 +190,32 @@ bool Validator::checkRef(const BufferRef &ref, int64_t bytes,
   return true;
 }
 
+bool Validator::checkElementType(const BufferRef &ref, DType dtype,
+                                 const std::string &where) {
+  const int64_t size = static_cast<int64_t>(dtypeSize(dtype));
+  if (ref.offset % size != 0)
+    return fail(where + " accesses " + dtypeName(dtype) + " at byte offset " +
+                str(ref.offset) + ", not a multiple of " + str(size));
+  const TensorSpec *spec = nullptr;
+  if (ref.kind == BufferRef::Kind::Input)
+    spec = &exe.inputs[ref.index];
+  else if (ref.kind == BufferRef::Kind::Output)
+    spec = &exe.outputs[ref.index];
+  else if (ref.kind == BufferRef::Kind::Constant)
+    spec = &exe.constants[ref.index].spec;
+  if (spec && spec->dtype != dtype)
+    return fail(where + " accesses " + bufferKindName(ref.kind) + " " +
+                str(ref.index) + " '" + spec->name + "' as " +
+                dtypeName(dtype) + ", but it is " +
+                typeString(spec->dtype, spec->shape));
+  return true;
+}
+
+bool Validator::checkAccess(const BufferRef &ref, DType dtype, int64_t bytes,
+                            const std::string &where) {
+  return checkRef(ref, bytes, where) && checkElementType(ref, dtype, where);
+}
+
 bool Validator::checkSpec(const TensorSpec &spec, const std::string &where) {
   for (int64_t dim : spec.shape)
     if (dim < 0)
@@ -234,9 +270,14 @@ bool Validator::checkLaunch(size_t index) {
   if (launch.persistentBlocksPerMultiprocessor > 0 &&
       (launch.grid[1] != 1 || launch.grid[2] != 1))
     return fail(where + " is persistent but its grid is not one-dimensional");
-  for (size_t a = 0; a < launch.args.size(); ++a)
-    if (!checkRef(launch.args[a], 0, where + " argument " + std::to_string(a)))
+  // The extent is what the kernel, compiled for the declared shapes, may
+  // touch: an input that shrank under it is refused here.
+  for (size_t a = 0; a < launch.args.size(); ++a) {
+    const KernelArg &arg = launch.args[a];
+    if (!checkAccess(arg.ref, arg.dtype, arg.bytes,
+                     where + " argument " + std::to_string(a)))
       return false;
+  }
   for (size_t m = 0; m < launch.tensorMaps.size(); ++m)
     if (!checkTensorMap(launch.tensorMaps[m],
                         where + " tensor map " + std::to_string(m)))
@@ -310,7 +351,7 @@ bool Validator::checkTensorMap(const TensorMapArg &map,
       return fail(where + " spans more than 2^62 bytes");
     extent += last * stride;
   }
-  return checkRef(map.base, static_cast<int64_t>(extent), where);
+  return checkAccess(map.base, map.dtype, static_cast<int64_t>(extent), where);
 }
 
 bool isGemmFloat(DType dtype) {
@@ -346,8 +387,19 @@ bool Validator::checkGemm(size_t index) {
                   " columns (row-major " + str(rows) + "x" + str(cols) + ")");
     if (stride < 0)
       return fail(w + ": negative batch stride");
-    int64_t elements = (g.batch - 1) * stride + (rows - 1) * ld + cols;
-    return checkRef(ref, elements * (int64_t)dtypeSize(dtype), w);
+    // Shapes and strides may come from a file: no step may wrap.
+    std::optional<int64_t> batches = checkedMul(g.batch - 1, stride);
+    std::optional<int64_t> rowsSpan = checkedMul(rows - 1, ld);
+    std::optional<int64_t> elements =
+        batches && rowsSpan ? checkedAdd(*batches, *rowsSpan) : std::nullopt;
+    if (elements)
+      elements = checkedAdd(*elements, cols);
+    std::optional<int64_t> bytes =
+        elements ? checkedMul(*elements, static_cast<int64_t>(dtypeSize(dtype)))
+                 : std::nullopt;
+    if (!bytes)
+      return fail(w + " spans more than 2^63 bytes");
+    return checkAccess(ref, dtype, *bytes, w);
   };
   if (!checkMatrix("A", g.a, g.abType, g.transA ? g.k : g.m,
                    g.transA ? g.m : g.k, g.lda, g.strideA) ||
@@ -361,9 +413,68 @@ bool Validator::checkGemm(size_t index) {
   if (g.hasC() &&
       !checkMatrix("C", g.c, g.cdType, g.m, g.n, g.ldc, g.strideC))
     return false;
-  if (g.hasBias() &&
-      !checkRef(g.bias, g.n * (int64_t)dtypeSize(g.biasType), where + " bias"))
+  if (g.hasBias() && !checkAccess(g.bias, g.biasType,
+                                  g.n * (int64_t)dtypeSize(g.biasType),
+                                  where + " bias"))
     return false;
+  return true;
+}
+
+/// Bytes of D a GEMM writes, from its first element to its last (validated:
+/// checkGemm has bounded it).
+int64_t gemmOutputBytes(const GemmStep &g) {
+  return ((g.batch - 1) * g.strideD + (g.m - 1) * g.ldd + g.n) *
+         static_cast<int64_t>(dtypeSize(g.cdType));
+}
+
+bool Validator::checkOutputsWritten() {
+  // [begin, end) byte ranges written, per output, by the steps that run.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> written(
+      exe.outputs.size());
+  auto note = [&](const BufferRef &ref, int64_t bytes) {
+    if (ref.kind == BufferRef::Kind::Output && bytes > 0)
+      written[ref.index].push_back({ref.offset, ref.offset + bytes});
+  };
+  for (const Step &step : exe.steps) {
+    switch (step.kind) {
+    case Step::Kind::Launch:
+      for (const KernelArg &arg : exe.launches[step.index].args)
+        if (arg.written)
+          note(arg.ref, arg.bytes);
+      break;
+    case Step::Kind::Gemm:
+      note(exe.gemms[step.index].d, gemmOutputBytes(exe.gemms[step.index]));
+      break;
+    case Step::Kind::Fill:
+      note(exe.fills[step.index].dst, exe.fills[step.index].bytes);
+      break;
+    case Step::Kind::Copy:
+      note(exe.copies[step.index].dst, exe.copies[step.index].bytes);
+      break;
+    }
+  }
+  for (size_t i = 0; i < exe.outputs.size(); ++i) {
+    const TensorSpec &spec = exe.outputs[i];
+    std::vector<std::pair<int64_t, int64_t>> &ranges = written[i];
+    std::sort(ranges.begin(), ranges.end());
+    int64_t covered = 0; // every byte below this is written
+    for (const auto &[begin, end] : ranges) {
+      if (begin > covered)
+        break;
+      covered = std::max(covered, end);
+    }
+    if (covered >= spec.bytes())
+      continue;
+    int64_t gapEnd = spec.bytes();
+    for (const auto &range : ranges)
+      if (range.first > covered) {
+        gapEnd = std::min(gapEnd, range.first);
+        break;
+      }
+    return fail("output " + std::to_string(i) + " '" + spec.name + "' (" +
+                typeString(spec.dtype, spec.shape) + "): bytes [" +
+                str(covered) + ", " + str(gapEnd) + ") are written by no step");
+  }
   return true;
 }
 
@@ -420,6 +531,8 @@ Status Validator::run() {
   }
   if (message.empty())
     checkSteps();
+  if (message.empty())
+    checkOutputsWritten();
   return message.empty() ? Status::success() : Status::failure(message);
 }
 
@@ -436,8 +549,8 @@ std::vector<int64_t> outputLastUse(const Executable &executable) {
     const Step &step = executable.steps[i];
     switch (step.kind) {
     case Step::Kind::Launch:
-      for (const BufferRef &arg : executable.launches[step.index].args)
-        use(arg, i);
+      for (const KernelArg &arg : executable.launches[step.index].args)
+        use(arg.ref, i);
       for (const TensorMapArg &map : executable.launches[step.index].tensorMaps)
         use(map.base, i);
       break;

@@ -6,25 +6,38 @@
 //   "FUSEEXE\0"  u32 version
 //   entry arch inputs outputs constants arenaBytes workspaceBytes
 //   kernels launches gemms fills copies steps helperSources
+//   SHA-256 of every byte before it (32 bytes)
 //
 // in exactly the order of the fields of Executable (a launch: kernel, grid,
-// block, shared bytes, args, tensor maps, persistent blocks); enums are one
-// byte, floats their bit pattern. Bump kFormatVersion whenever anything here
-// changes: an old file is then refused with a message instead of misread
-// (version 2 added the launches' tensor maps, 3 their persistent blocks).
-// Reading checks every enum value, then validateExecutable checks indices and
-// extents, so what comes out is safe to run.
+// block, shared bytes, args, tensor maps, persistent blocks; an argument:
+// buffer, dtype, bytes, written); enums are one byte, floats their bit
+// pattern. Bump kFormatVersion whenever anything here changes: an old file is
+// then refused with a message instead of misread (version 2 added the
+// launches' tensor maps, 3 their persistent blocks, 4 the arguments' dtype,
+// extent and direction and the checksum).
+//
+// Reading checks, in order: the magic, the version, the checksum (so a bit
+// flipped anywhere, or a cut, is reported as such before any field is
+// trusted), every field and enum value, then validateExecutable checks
+// indices, extents and that the steps agree with the signature, so what
+// comes out is safe to run. Writing checks the bytes with the same reader
+// before the file is created: a file this build writes, this build reads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Runtime/ExecutableIO.h"
 
 #include "ByteStream.h"
+#include "Sha256.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+
+#include <unistd.h>
 
 namespace fuse::runtime {
 
@@ -34,7 +47,15 @@ using detail::ByteWriter;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFormatVersion = 4;
+constexpr size_t kChecksumBytes = 32;
+
+std::array<uint8_t, kChecksumBytes> checksumOf(const uint8_t *data,
+                                               size_t size) {
+  detail::Sha256 sha;
+  sha.update(data, size);
+  return sha.digest();
+}
 
 //===-------------------------------- Writing -----------------------------===//
 
@@ -50,6 +71,13 @@ void writeRef(ByteWriter &w, const BufferRef &ref) {
   w.u8(static_cast<uint8_t>(ref.kind));
   w.i64(ref.index);
   w.i64(ref.offset);
+}
+
+void writeArg(ByteWriter &w, const KernelArg &arg) {
+  writeRef(w, arg.ref);
+  w.u8(static_cast<uint8_t>(arg.dtype));
+  w.i64(arg.bytes);
+  w.u8(arg.written);
 }
 
 /// Every entry of dims, strides and box, those past the rank included, so
@@ -123,6 +151,18 @@ BufferRef readRef(ByteReader &r) {
   ref.index = r.i64("buffer index");
   ref.offset = r.i64("buffer offset");
   return ref;
+}
+
+/// Bytes of one kernel argument in the file.
+constexpr size_t kArgBytes = 17 + 1 + 8 + 1;
+
+KernelArg readArg(ByteReader &r) {
+  KernelArg arg;
+  arg.ref = readRef(r);
+  arg.dtype = readDType(r, "argument dtype");
+  arg.bytes = r.i64("argument bytes");
+  arg.written = readBool(r, "argument written");
+  return arg;
 }
 
 /// Bytes of one tensor map in the file (bounds the count read for them).
@@ -211,8 +251,8 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
       w.u32(v);
     w.u32(launch.sharedBytes);
     w.u64(launch.args.size());
-    for (const BufferRef &ref : launch.args)
-      writeRef(w, ref);
+    for (const KernelArg &arg : launch.args)
+      writeArg(w, arg);
     w.u64(launch.tensorMaps.size());
     for (const TensorMapArg &map : launch.tensorMaps)
       writeTensorMap(w, map);
@@ -245,7 +285,11 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.str(name);
     w.str(text);
   }
-  return w.take();
+  std::vector<uint8_t> bytes = w.take();
+  std::array<uint8_t, kChecksumBytes> sum =
+      checksumOf(bytes.data(), bytes.size());
+  bytes.insert(bytes.end(), sum.begin(), sum.end());
+  return bytes;
 }
 
 StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
@@ -255,13 +299,35 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
     return Status::failure(origin +
                            ": not a Fuse executable (the file does not start "
                            "with \"FUSEEXE\")");
-  ByteReader r(bytes, sizeof kMagic);
-  uint32_t version = r.u32("format version");
-  if (r.ok() && version != kFormatVersion)
+  ByteReader header(bytes, sizeof kMagic);
+  uint32_t version = header.u32("format version");
+  if (!header.ok())
+    return Status::failure(origin + ": " + header.error());
+  if (version != kFormatVersion)
     return Status::failure(
         origin + ": executable format version " + std::to_string(version) +
         ", but this build of Fuse reads version " +
-        std::to_string(kFormatVersion) + " (compile the graph again)");
+        std::to_string(kFormatVersion) +
+        " (compile the graph again; a file of this build's own version that "
+        "reads so is corrupt)");
+  // The checksum covers the magic and the version too; fields are read
+  // only from bytes it vouches for.
+  const size_t headerBytes = sizeof kMagic + 4;
+  if (bytes.size() < headerBytes + kChecksumBytes)
+    return Status::failure(origin + ": truncated: " +
+                           std::to_string(bytes.size()) +
+                           " bytes, too short for a version " +
+                           std::to_string(kFormatVersion) +
+                           " executable and its checksum");
+  const size_t bodyEnd = bytes.size() - kChecksumBytes;
+  if (std::memcmp(checksumOf(bytes.data(), bodyEnd).data(),
+                  bytes.data() + bodyEnd, kChecksumBytes) != 0)
+    return Status::failure(
+        origin + ": checksum mismatch: the file is corrupt (changed or cut "
+                 "after it was written; its last " +
+        std::to_string(kChecksumBytes) +
+        " bytes are the SHA-256 of the rest): compile the graph again");
+  ByteReader r(bytes, headerBytes, bodyEnd);
 
   Executable exe;
   exe.entry = r.str("entry");
@@ -292,8 +358,8 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
     for (uint32_t &v : launch.block)
       v = r.u32("launch block");
     launch.sharedBytes = r.u32("launch shared bytes");
-    readVector(r, "launch arguments", 17, launch.args,
-               [&] { return readRef(r); });
+    readVector(r, "launch arguments", kArgBytes, launch.args,
+               [&] { return readArg(r); });
     readVector(r, "launch tensor maps", kTensorMapBytes, launch.tensorMaps,
                [&] { return readTensorMap(r); });
     launch.persistentBlocksPerMultiprocessor = r.u32("launch persistent blocks");
@@ -340,15 +406,35 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
 
 Status writeExecutableFile(const Executable &exe, const std::string &path) {
   std::vector<uint8_t> bytes = serializeExecutable(exe);
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  // What this build writes, this build must read: the bytes go through the
+  // reader (and so validateExecutable) before any file is touched, and a
+  // refusal names what is wrong instead of leaving a file that fails later.
+  if (StatusOr<Executable> back = deserializeExecutable(bytes, path); !back)
+    return Status::failure("refusing to write an invalid executable: " +
+                           back.status().message());
+  // A temporary file in the same directory renamed over `path`: a reader
+  // sees the old file or the whole new one, never half of one.
+  static std::atomic<uint64_t> counter{0};
+  std::string temp = path + "." + std::to_string(getpid()) + "." +
+                     std::to_string(counter++) + ".tmp";
+  std::ofstream stream(temp, std::ios::binary | std::ios::trunc);
   if (!stream)
     return Status::failure("cannot write " + path + ": " +
                            std::strerror(errno));
   stream.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   stream.close();
-  if (!stream)
+  if (!stream) {
+    int error = errno;
+    std::remove(temp.c_str());
     return Status::failure("cannot write " + path + ": " +
-                           std::strerror(errno));
+                           std::strerror(error));
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    std::remove(temp.c_str());
+    return Status::failure("cannot write " + path + ": " +
+                           std::strerror(error));
+  }
   return Status::success();
 }
 

@@ -322,7 +322,7 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
       maps.resize(launch.tensorMaps.size());
       params.resize(pointers + maps.size());
       for (size_t a = 0; a < pointers; ++a) {
-        values[a] = resolve(launch.args[a], inputs, outputs);
+        values[a] = resolve(launch.args[a].ref, inputs, outputs);
         params[a] = &values[a];
       }
       for (size_t m = 0; m < maps.size(); ++m) {

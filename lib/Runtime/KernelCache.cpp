@@ -14,11 +14,18 @@
 // which is atomic there: concurrent processes see the old entry or the new
 // one, never half of one.
 //
+// The directory is created with mode 0700 (PrivateDirectory.h): cubins are
+// code that gets run, so no other user may write them. A directory that
+// cannot be made so, or that another user owns, is not used at all: every
+// lookup misses and nothing is stored (problem() says why).
+//
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Runtime/KernelCache.h"
 
 #include "Sha256.h"
+
+#include "fuse/Support/PrivateDirectory.h"
 
 #include <atomic>
 #include <cctype>
@@ -117,8 +124,7 @@ std::optional<std::vector<char>> parseEntry(const std::vector<char> &file,
 KernelCache::KernelCache(std::string directory)
     : directory_(directory.empty() ? defaultDirectory()
                                    : std::move(directory)) {
-  std::error_code error;
-  fs::create_directories(directory_, error); // best effort, see store()
+  makePrivateDirectory(directory_, problem_);
 }
 
 std::string KernelCache::key(const std::string &source,
@@ -138,7 +144,7 @@ std::string KernelCache::key(const std::string &source,
 
 std::optional<std::vector<char>>
 KernelCache::lookup(const std::string &key) const {
-  if (!isValidKey(key))
+  if (!isValidKey(key) || !problem_.empty())
     return std::nullopt;
   fs::path path = fs::path(directory_) / (key + ".cubin");
   std::ifstream stream(path, std::ios::binary);
@@ -158,10 +164,9 @@ KernelCache::lookup(const std::string &key) const {
 
 void KernelCache::store(const std::string &key,
                         const std::vector<char> &cubin) const {
-  if (!isValidKey(key))
+  if (!isValidKey(key) || !problem_.empty())
     return;
   std::error_code error;
-  fs::create_directories(directory_, error);
 
   std::vector<char> header(kMagic, kMagic + sizeof kMagic);
   for (int i = 0; i < 4; ++i)
@@ -195,7 +200,7 @@ void KernelCache::store(const std::string &key,
 }
 
 void KernelCache::remove(const std::string &key) const {
-  if (!isValidKey(key))
+  if (!isValidKey(key) || !problem_.empty())
     return;
   std::error_code error;
   fs::remove(fs::path(directory_) / (key + ".cubin"), error);

@@ -138,6 +138,14 @@ compileModules(const Executable &exe, const ExecutorOptions &options,
       partitionKernels(exe, 2 * static_cast<size_t>(threads));
 
   KernelCache cache(options.cacheDir);
+  if (options.useCache && !cache.problem().empty()) {
+    // Compiling without the cache only costs time: say so once, go on.
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr, "fuse: warning: not using the kernel cache: %s\n",
+                   cache.problem().c_str());
+    });
+  }
   std::string optionsText = joinedOptions(nvrtcOptionsFor(exe));
   std::string version = nvrtcVersion();
   std::vector<ModuleBinary> modules(groups.size());

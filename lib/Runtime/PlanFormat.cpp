@@ -91,7 +91,7 @@ std::string formatLaunch(const Executable &exe, int64_t index) {
   text += " block=" + formatDim3(launch->block) +
           " smem=" + std::to_string(launch->sharedBytes) + " args=[";
   for (size_t a = 0; a < launch->args.size(); ++a)
-    text += (a ? ", " : "") + formatBufferRef(exe, launch->args[a]);
+    text += (a ? ", " : "") + formatBufferRef(exe, launch->args[a].ref);
   text += "]";
   // Only where there are maps: plans of launches without them read as before.
   if (!launch->tensorMaps.empty()) {

@@ -97,7 +97,10 @@ TEST(CodegenContext, LaunchesShareAKernelButKeepTheirMaps) {
   ASSERT_EQ(exe.launches[1].tensorMaps.size(), 1u);
   EXPECT_EQ(exe.launches[0].tensorMaps[0].base, BufferRef::input(0));
   EXPECT_EQ(exe.launches[1].tensorMaps[0].base, BufferRef::input(1));
-  EXPECT_EQ(exe.launches[1].args[0], BufferRef::output(1));
+  EXPECT_EQ(exe.launches[1].args[0].ref, BufferRef::output(1));
+  // A pointer declared non-const is written.
+  EXPECT_TRUE(exe.launches[1].args[0].written);
+  EXPECT_EQ(exe.launches[1].args[0].dtype, DType::BF16);
 
   // A kernel without maps gets no extra helper.
   KernelSpec plain;

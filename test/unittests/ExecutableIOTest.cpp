@@ -8,6 +8,7 @@
 #include "fuse/Runtime/ExecutableIO.h"
 
 #include "RuntimeTestUtil.h"
+#include "Sha256.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -44,6 +45,27 @@ size_t find(const std::vector<uint8_t> &bytes, const std::string &text) {
 void putU64(std::vector<uint8_t> &bytes, size_t offset, uint64_t value) {
   for (int i = 0; i < 8; ++i)
     bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+/// The file's last 32 bytes are the SHA-256 of the rest.
+constexpr size_t kChecksumBytes = 32;
+
+/// `body` (a file without its checksum) with the checksum the writer would
+/// append: a test that edits fields re-signs the bytes, so that the reader
+/// gets past the checksum to the field it is testing.
+std::vector<uint8_t> signed_(std::vector<uint8_t> body) {
+  detail::Sha256 sha;
+  sha.update(body.data(), body.size());
+  std::array<uint8_t, 32> digest = sha.digest();
+  body.insert(body.end(), digest.begin(), digest.end());
+  return body;
+}
+
+/// The file of `exe` without its checksum.
+std::vector<uint8_t> bodyOf(const Executable &exe) {
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  bytes.resize(bytes.size() - kChecksumBytes);
+  return bytes;
 }
 
 TEST(ExecutableIO, RoundTripKeepsEveryField) {
@@ -95,19 +117,45 @@ TEST(ExecutableIO, WrongVersion) {
   bytes[8] = 99; // the u32 after the 8-byte magic
   std::string message = errorOf(bytes);
   EXPECT_THAT(message, HasSubstr("model.fexe: executable format version 99"));
-  EXPECT_THAT(message, HasSubstr("reads version 3"));
+  EXPECT_THAT(message, HasSubstr("reads version 4"));
 }
 
-// Version 1 had no tensor maps, version 2 no persistent launches: such a
-// file is refused as a whole, with the way out, rather than misread.
+// Version 1 had no tensor maps, version 2 no persistent launches, version 3
+// no argument extents and no checksum: such a file is refused as a whole,
+// with the way out, rather than misread.
 TEST(ExecutableIO, OlderVersionsAreRefusedWithTheWayOut) {
-  for (uint8_t version : {1, 2}) {
+  for (uint8_t version : {1, 2, 3}) {
     std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
     bytes[8] = version;
     EXPECT_EQ(errorOf(bytes), "model.fexe: executable format version " +
                                   std::to_string(version) +
-                                  ", but this build of Fuse reads version 3 (compile "
-                                  "the graph again)");
+                                  ", but this build of Fuse reads version 4 (compile "
+                                  "the graph again; a file of this build's own "
+                                  "version that reads so is corrupt)");
+  }
+}
+
+// The checksum covers every byte: a bit flipped anywhere is refused with a
+// message that says the file is corrupt (in the magic and the version, which
+// are checked first, as not an executable or of another version).
+TEST(ExecutableIO, EveryBitFlipIsRefused) {
+  const std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    for (int bit : {0, 3, 7}) {
+      std::vector<uint8_t> flipped = bytes;
+      flipped[at] ^= uint8_t(1u << bit);
+      std::string message = errorOf(flipped);
+      if (at < 8)
+        ASSERT_THAT(message, HasSubstr("not a Fuse executable")) << at;
+      else if (at < 12)
+        ASSERT_THAT(message, HasSubstr("executable format version")) << at;
+      else
+        ASSERT_EQ(message,
+                  "model.fexe: checksum mismatch: the file is corrupt (changed "
+                  "or cut after it was written; its last 32 bytes are the "
+                  "SHA-256 of the rest): compile the graph again")
+            << at;
+    }
   }
 }
 
@@ -137,62 +185,90 @@ TEST(ExecutableIO, RoundTripKeepsTensorMaps) {
   EXPECT_EQ(back->launches[0].tensorMaps[2].dims[3], 7u);
 }
 
+// A cut file fails its checksum; one shorter than the header and the
+// checksum says so.
 TEST(ExecutableIO, EveryTruncationIsRefused) {
   std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
-  for (size_t size = 8; size < bytes.size(); ++size) {
+  for (size_t size = 12; size < bytes.size(); ++size) {
     std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + size);
     std::string message = errorOf(prefix);
+    if (size < 12 + kChecksumBytes)
+      ASSERT_THAT(message, HasSubstr("model.fexe: truncated: " +
+                                     std::to_string(size) + " bytes, too short"))
+          << size;
+    else
+      ASSERT_THAT(message, HasSubstr("model.fexe: checksum mismatch")) << size;
+  }
+  EXPECT_THAT(errorOf(std::vector<uint8_t>(bytes.begin(), bytes.begin() + 10)),
+              HasSubstr("truncated: format version needs 4 bytes"));
+}
+
+// Past the checksum (a writer that cut its own output, say), the fields are
+// read with bounds: every cut body is refused naming the field.
+TEST(ExecutableIO, EveryTruncatedBodyIsRefused) {
+  std::vector<uint8_t> body = bodyOf(makeRichExecutable());
+  for (size_t size = 12; size < body.size(); ++size) {
+    std::vector<uint8_t> prefix(body.begin(), body.begin() + size);
+    std::string message = errorOf(signed_(prefix));
     ASSERT_THAT(message, HasSubstr("model.fexe: truncated")) << size;
     ASSERT_THAT(message, HasSubstr("(at byte ")) << size;
   }
 }
 
 TEST(ExecutableIO, TruncationNamesTheField) {
-  std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
+  std::vector<uint8_t> body = bodyOf(makeRichExecutable());
   // Cut inside the last field, the text of the last helper (14 bytes).
-  size_t text = find(bytes, "// reductions\n");
-  std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + text + 3);
-  EXPECT_THAT(errorOf(prefix),
+  size_t text = find(body, "// reductions\n");
+  std::vector<uint8_t> prefix(body.begin(), body.begin() + text + 3);
+  EXPECT_THAT(errorOf(signed_(prefix)),
               HasSubstr("model.fexe: truncated: helper text says 14 bytes but "
                         "only 3 bytes are left (at byte " +
                         std::to_string(text) + ")"));
   // Cut inside the steps: the count of steps cannot fit in what is left.
-  size_t label = find(bytes, "loop: add, mul");
-  prefix.assign(bytes.begin(), bytes.begin() + label + 3);
-  EXPECT_THAT(errorOf(prefix), HasSubstr("truncated: steps says 10 entries"));
+  size_t label = find(body, "loop: add, mul");
+  prefix.assign(body.begin(), body.begin() + label + 3);
+  EXPECT_THAT(errorOf(signed_(prefix)),
+              HasSubstr("truncated: steps says 10 entries"));
 }
 
 TEST(ExecutableIO, HugeCountIsTruncationNotAllocation) {
-  std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
+  std::vector<uint8_t> body = bodyOf(makeRichExecutable());
   // The entry string's length prefix sits right after magic and version.
-  putU64(bytes, 12, uint64_t(1) << 60);
-  std::string message = errorOf(bytes);
+  putU64(body, 12, uint64_t(1) << 60);
+  std::string message = errorOf(signed_(body));
   EXPECT_THAT(message, HasSubstr("truncated: entry says"));
   EXPECT_THAT(message, HasSubstr("(at byte 20)"));
 }
 
 TEST(ExecutableIO, TrailingBytesAreRefused) {
+  std::vector<uint8_t> body = bodyOf(makeRichExecutable());
+  body.push_back(0);
+  EXPECT_THAT(errorOf(signed_(body)),
+              HasSubstr("1 unexpected bytes after the last"));
+  // Bytes after the checksum are a checksum mismatch.
   std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
   bytes.push_back(0);
-  EXPECT_THAT(errorOf(bytes), HasSubstr("1 unexpected bytes after the last"));
+  EXPECT_THAT(errorOf(bytes), HasSubstr("checksum mismatch"));
 }
 
 TEST(ExecutableIO, OutOfRangeEnumsAreRefused) {
   Executable exe = makeRichExecutable();
-  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  std::vector<uint8_t> bytes = bodyOf(exe);
 
   // The dtype byte follows the first input's name "x".
   std::vector<uint8_t> badDType = bytes;
   size_t name = find(badDType, std::string("\x01\0\0\0\0\0\0\0x", 9));
   badDType[name + 9] = 17;
-  EXPECT_THAT(errorOf(badDType), HasSubstr("invalid dtype 17 (at most 5)"));
+  EXPECT_THAT(errorOf(signed_(badDType)),
+              HasSubstr("invalid dtype 17 (at most 5)"));
 
   // The step kind byte precedes the step index and label; the label's length
   // prefix is 8 bytes before its text.
   std::vector<uint8_t> badStep = bytes;
   size_t label = find(badStep, "zero: grad");
   badStep[label - 8 - 8 - 1] = 4;
-  EXPECT_THAT(errorOf(badStep), HasSubstr("invalid step kind 4 (at most 3)"));
+  EXPECT_THAT(errorOf(signed_(badStep)),
+              HasSubstr("invalid step kind 4 (at most 3)"));
 
   // A tensor map is 115 bytes and ends with its swizzle. The map count of
   // the first launch is the first byte where an executable with one map
@@ -200,8 +276,8 @@ TEST(ExecutableIO, OutOfRangeEnumsAreRefused) {
   Executable none = makeRichExecutable(), one = makeRichExecutable();
   none.launches[0].tensorMaps.clear();
   one.launches[0].tensorMaps.resize(1);
-  std::vector<uint8_t> without = serializeExecutable(none);
-  std::vector<uint8_t> badSwizzle = serializeExecutable(one);
+  std::vector<uint8_t> without = bodyOf(none);
+  std::vector<uint8_t> badSwizzle = bodyOf(one);
   size_t count = std::mismatch(without.begin(), without.end(),
                                badSwizzle.begin())
                      .first -
@@ -209,8 +285,21 @@ TEST(ExecutableIO, OutOfRangeEnumsAreRefused) {
   ASSERT_EQ(badSwizzle[count], 1);
   ASSERT_EQ(badSwizzle.size(), without.size() + 115);
   badSwizzle[count + 8 + 114] = 4;
-  EXPECT_THAT(errorOf(badSwizzle),
+  EXPECT_THAT(errorOf(signed_(badSwizzle)),
               HasSubstr("invalid tensor map swizzle 4 (at most 3)"));
+
+  // A kernel argument is 27 bytes and ends with its direction, a flag.
+  Executable oneArg = makeRichExecutable(), noArg = makeRichExecutable();
+  noArg.launches[0].args.clear();
+  std::vector<uint8_t> withArg = bodyOf(oneArg), withoutArg = bodyOf(noArg);
+  size_t args = std::mismatch(withoutArg.begin(), withoutArg.end(),
+                              withArg.begin())
+                    .first -
+                withoutArg.begin();
+  ASSERT_EQ(withArg.size(), withoutArg.size() + 27);
+  withArg[args + 8 + 26] = 2;
+  EXPECT_THAT(errorOf(signed_(withArg)),
+              HasSubstr("invalid argument written 2 (a flag is 0 or 1)"));
 }
 
 TEST(ExecutableIO, IndicesAreValidatedAfterReading) {
@@ -220,7 +309,7 @@ TEST(ExecutableIO, IndicesAreValidatedAfterReading) {
               HasSubstr("model.fexe: launch 1 names kernel 7 but there are 2"));
 
   exe = makeRichExecutable();
-  exe.launches[1].args[0] = BufferRef::input(3);
+  exe.launches[1].args[0].ref = BufferRef::input(3);
   EXPECT_THAT(errorOf(serializeExecutable(exe)),
               HasSubstr("launch 1 (fuse_k1) argument 0 refers to input 3 but "
                         "there are 3"));
@@ -255,11 +344,99 @@ TEST(ValidateExecutable, BufferExtents) {
   EXPECT_THAT(invalid(exe), HasSubstr("copy 0 source covers bytes [0, 40) of "
                                       "input 1, which has 32 bytes"));
   exe = makeRichExecutable();
-  exe.launches[0].args[0].offset = -4;
+  exe.launches[0].args[0].ref.offset = -4;
   EXPECT_THAT(invalid(exe), HasSubstr("launch 0 (fuse_k0) argument 0"));
   exe = makeRichExecutable();
-  exe.launches[0].args[0] = BufferRef::constant(2);
+  exe.launches[0].args[0].ref = BufferRef::constant(2);
   EXPECT_THAT(invalid(exe), HasSubstr("refers to constant 2 but there are 2"));
+  exe = makeRichExecutable();
+  exe.launches[1].args[1].bytes = 8192 - 4096 + 4;
+  EXPECT_EQ(invalid(exe), "exe: launch 1 (fuse_k1) argument 1 covers bytes "
+                          "[4096, 8196) of arena, which has 8192 bytes");
+}
+
+// The kernels have their shapes compiled in: a signature changed under them
+// is refused, naming the launch, the argument and the tensor.
+TEST(ValidateExecutable, SignatureMustMatchTheKernels) {
+  // An input that shrank: the kernels still read its 64 bytes (launch 0
+  // through a tensor map, launch 1 through a pointer).
+  Executable exe = makeRichExecutable();
+  exe.inputs[0].shape = {2, 8};
+  EXPECT_EQ(invalid(exe), "exe: launch 0 (fuse_k0) tensor map 0 covers bytes "
+                          "[0, 64) of input 0, which has 32 bytes");
+  exe.launches[0].tensorMaps.erase(exe.launches[0].tensorMaps.begin());
+  EXPECT_EQ(invalid(exe), "exe: launch 1 (fuse_k1) argument 0 covers bytes "
+                          "[0, 64) of input 0, which has 32 bytes");
+  // An input of another dtype under kernels that read bf16.
+  exe = makeRichExecutable();
+  exe.launches[0].tensorMaps.erase(exe.launches[0].tensorMaps.begin());
+  exe.inputs[0].dtype = DType::F16;
+  EXPECT_EQ(invalid(exe), "exe: launch 1 (fuse_k1) argument 0 accesses input "
+                          "0 'x' as bf16, but it is 4x8xf16");
+  // A GEMM reading an operand as another dtype than the tensor's.
+  exe = makeRichExecutable();
+  exe.gemms[0].a = BufferRef::input(2); // 4x4 i1: 16 bytes
+  exe.gemms[0].m = 1;
+  exe.gemms[0].k = 8;
+  exe.gemms[0].lda = 8;
+  exe.gemms[0].d = BufferRef::arena(0);
+  EXPECT_THAT(invalid(exe), HasSubstr("gemm 0 A accesses input 2 'mask' as "
+                                      "bf16, but it is 4x4xi1"));
+  // An element read at an offset not a multiple of its size.
+  exe = makeRichExecutable();
+  exe.launches[1].args[1].ref.offset = 4098;
+  EXPECT_EQ(invalid(exe), "exe: launch 1 (fuse_k1) argument 1 accesses f32 at "
+                          "byte offset 4098, not a multiple of 4");
+}
+
+// Every byte of every output is written by a step that runs: an output
+// moved onto another buffer leaves its own unwritten.
+TEST(ValidateExecutable, EveryOutputIsWritten) {
+  Executable exe = makeRichExecutable();
+  exe.launches[1].args[2].ref = BufferRef::arena(4096 + 1024);
+  EXPECT_EQ(invalid(exe), "exe: output 1 'loss' (f32): bytes [0, 4) are "
+                          "written by no step");
+  // Written only in part: the GEMM writes y; without it only bytes
+  // [128, 256) are, by launch 0.
+  exe = makeRichExecutable();
+  exe.gemms[0].d = BufferRef::arena(0);
+  EXPECT_EQ(invalid(exe), "exe: output 0 'y' (4x16xf32): bytes [0, 128) are "
+                          "written by no step");
+  // Read is not written.
+  exe = makeRichExecutable();
+  exe.launches[1].args[2].written = false;
+  EXPECT_THAT(invalid(exe), HasSubstr("output 1 'loss' (f32): bytes [0, 4)"));
+  // A launch that no step runs writes nothing.
+  exe = makeRichExecutable();
+  exe.steps.erase(exe.steps.begin() + 1);
+  EXPECT_THAT(invalid(exe), HasSubstr("output 1 'loss' (f32): bytes [0, 4)"));
+  // An empty output needs no writer.
+  exe = makeRichExecutable();
+  exe.outputs.push_back({"nothing", DType::F32, {0, 3}});
+  Status status = validateExecutable(exe, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// The writer runs the reader first: a file it writes, it reads back, and an
+// invalid executable leaves no file behind.
+TEST(ExecutableIO, WriterRefusesWhatTheReaderWouldRefuse) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("fuse-bad-exe-" + std::to_string(getpid()) + ".fexe"))
+                         .string();
+  Executable exe = makeRichExecutable();
+  exe.inputs[0].shape = {2, 8};
+  Status status = writeExecutableFile(exe, path);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "refusing to write an invalid executable: " + path +
+                ": launch 0 (fuse_k0) tensor map 0 covers bytes [0, 64) of "
+                "input 0, which has 32 bytes");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // No temporary file is left either.
+  for (const auto &entry : std::filesystem::directory_iterator(
+           std::filesystem::temp_directory_path()))
+    EXPECT_EQ(entry.path().string().find(path + "."), std::string::npos)
+        << entry.path();
 }
 
 // A shape whose bytes wrap in int64 (2^68 f32 elements: 0) would make every

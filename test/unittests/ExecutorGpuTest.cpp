@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "KernelArgs.h"
 
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/KernelCache.h"
@@ -66,11 +67,12 @@ Executable makeStepExecutable() {
        "}\n",
        {}}};
   KernelLaunch scale{0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
-                     {BufferRef::input(0), BufferRef::output(0)}};
+                     argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})};
   KernelLaunch plus{1, {(kN + 127) / 128, 1, 1}, {128, 1, 1}, 0,
-                    {BufferRef::input(0), BufferRef::arena(256)}};
+                    argsOf(exe, {BufferRef::input(0), BufferRef::arena(256)})};
+  plus.args[1].written = true;
   KernelLaunch big{2, {1, 1, 1}, {1024, 1, 1}, 65536,
-                   {BufferRef::input(0), BufferRef::output(3)}};
+                   argsOf(exe, {BufferRef::input(0), BufferRef::output(3)})};
   exe.launches = {scale, plus, big};
   exe.copies = {{BufferRef::arena(256), BufferRef::output(1), kBytes}};
   exe.fills = {{BufferRef::output(2), kBytes}};
@@ -241,8 +243,9 @@ TEST(ExecutorGpu, SignalsFireMidStep) {
        {}}};
   exe.launches = {
       {0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
-       {BufferRef::input(0), BufferRef::output(0)}},
-      {1, {1, 1, 1}, {1, 1, 1}, 0, {BufferRef::input(1), BufferRef::output(1)}}};
+       argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})},
+      {1, {1, 1, 1}, {1, 1, 1}, 0,
+       argsOf(exe, {BufferRef::input(1), BufferRef::output(1)})}};
   exe.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
                {Step::Kind::Launch, 1, "spin", 0, 0}};
   std::vector<int64_t> lastUse = outputLastUse(exe);

@@ -23,6 +23,8 @@
 #include "fuse/Codegen/FlashTensorMaps.h"
 #include "fuse/Runtime/Executable.h"
 
+#include "KernelArgs.h"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -70,6 +72,7 @@ inline uint32_t flashTiles(int n, int tile) {
 
 inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   using namespace runtime;
+  using runtime::testing::argsOf;
   using namespace fuse::codegen;
   const std::string t = c.dtype == DType::BF16 ? "fuse::bf16" : "fuse::f16";
   const std::string targs = "<" + t + ", " + std::to_string(c.headDim) + ">";
@@ -175,7 +178,7 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                         {c.forwardCtas > 0 ? uint32_t(c.forwardCtas) : items, 1, 1},
                         {uint32_t(kFlashTmaThreads), 1, 1},
                         uint32_t(flashForwardTmaSharedBytes(c.headDim)),
-                        fwdArgs};
+                        argsOf(exe, fwdArgs)};
     if (c.forwardCtas == 0)
       launch.persistentBlocksPerMultiprocessor = kFlashForwardTmaPersistentBlocks;
     launch.tensorMaps = {map(0, kFlashBlockM), map(1, kFlashTmaBlockN),
@@ -183,7 +186,8 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
     exe.launches.push_back(launch);
   } else {
     exe.launches.push_back({0, queryGrid, {uint32_t(kFlashThreads), 1, 1},
-                            uint32_t(flashForwardSharedBytes(c.headDim)), fwdArgs});
+                            uint32_t(flashForwardSharedBytes(c.headDim)),
+                            argsOf(exe, fwdArgs)});
   }
   exe.steps.push_back({Step::Kind::Launch, 0, "flash forward", 0, 0});
   if (!c.backward)
@@ -218,8 +222,8 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
       flashTiles(int64_t(flashTiles(c.tq, blockM)) * blockM, kFlashBlockM), queryGrid[1],
       queryGrid[2]};
   exe.launches.push_back({1, recordGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
-                          {BufferRef::output(0), BufferRef::input(3), BufferRef::output(1),
-                           stats, acc}});
+                          argsOf(exe, {BufferRef::output(0), BufferRef::input(3),
+                                       BufferRef::output(1), stats, acc})});
   std::vector<BufferRef> bwdArgs;
   if (!c.tmaBackward)
     bwdArgs = {BufferRef::input(0), BufferRef::input(1), BufferRef::input(2)};
@@ -240,7 +244,7 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                          uint32_t(c.batch)},
                         {uint32_t(kFlashTmaThreads), 1, 1},
                         uint32_t(flashBackwardTmaSharedBytes(c.headDim, blockM)),
-                        bwdArgs};
+                        argsOf(exe, bwdArgs)};
     launch.tensorMaps = {map(0, blockM), map(1, kFlashBackwardTmaBlockN),
                          map(2, kFlashBackwardTmaBlockN), map(3, blockM),
                          flashDqAccumulatorMap(acc, B, H, TQ, D, blockM)};
@@ -250,10 +254,11 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                             {flashTiles(c.tk, kFlashBlockN), uint32_t(c.kvHeads),
                              uint32_t(c.batch)},
                             {uint32_t(kFlashBackwardThreads), 1, 1},
-                            uint32_t(flashBackwardSharedBytes(c.headDim)), bwdArgs});
+                            uint32_t(flashBackwardSharedBytes(c.headDim)),
+                            argsOf(exe, bwdArgs)});
   }
   exe.launches.push_back({3, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
-                          {acc, BufferRef::output(2)}});
+                          argsOf(exe, {acc, BufferRef::output(2)})});
   exe.steps.push_back({Step::Kind::Launch, 1, "flash preprocess", 0, 0});
   exe.steps.push_back({Step::Kind::Launch, 2, "flash backward", 0, 0});
   exe.steps.push_back({Step::Kind::Launch, 3, "flash dq", 0, 0});

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <random>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace fuse::runtime;
@@ -165,14 +166,55 @@ TEST_F(KernelCacheTest, DefaultDirectoryFollowsTheEnvironment) {
     unsetenv("FUSE_CACHE_DIR");
 }
 
+// Cubins are code that gets run: the directory, and the parents the cache
+// creates for it, are the owner's alone.
+TEST_F(KernelCacheTest, CreatedDirectoriesAreOwnerOnly) {
+  fs::path nested = dir / "a" / "cache";
+  KernelCache cache(nested.string());
+  EXPECT_TRUE(cache.problem().empty()) << cache.problem();
+  for (const fs::path &path : {dir, dir / "a", nested}) {
+    struct stat info;
+    ASSERT_EQ(stat(path.c_str(), &info), 0) << path;
+    EXPECT_EQ(info.st_mode & 0777, 0700u) << path;
+  }
+  std::string key = KernelCache::key("p", "", "sm_90a", "13.0");
+  cache.store(key, cubin);
+  EXPECT_TRUE(cache.lookup(key).has_value());
+}
+
+// A directory someone else made (say /tmp/fuse-cache-<uid>, created first by
+// another user) is not used: lookups miss and nothing is stored there.
+TEST_F(KernelCacheTest, AnotherUsersDirectoryIsNotUsed) {
+  fs::create_directories(dir);
+  if (chown(dir.c_str(), geteuid() + 1, getegid()) != 0)
+    GTEST_SKIP() << "cannot give a directory to another user here (not root)";
+  KernelCache cache(dir.string());
+  EXPECT_NE(cache.problem().find("belongs to user " +
+                                 std::to_string(geteuid() + 1) +
+                                 ", not to this user"),
+            std::string::npos)
+      << cache.problem();
+  std::string key = KernelCache::key("o", "", "sm_90a", "13.0");
+  cache.store(key, cubin);
+  EXPECT_FALSE(fs::exists(entryPath(key)));
+  EXPECT_FALSE(cache.lookup(key).has_value());
+}
+
 TEST_F(KernelCacheTest, UnwritableDirectoryOnlyMisses) {
   // A path under a regular file cannot be created: store is a no-op.
   fs::create_directories(dir);
   writeFile(dir / "file", cubin);
   KernelCache cache((dir / "file" / "sub").string());
+  EXPECT_NE(cache.problem().find("cannot create directory " +
+                                 (dir / "file" / "sub").string()),
+            std::string::npos)
+      << cache.problem();
   std::string key = KernelCache::key("x", "", "sm_90a", "13.0");
   cache.store(key, cubin);
   EXPECT_FALSE(cache.lookup(key).has_value());
+  // A file where the directory should be.
+  EXPECT_EQ(KernelCache((dir / "file").string()).problem(),
+            (dir / "file").string() + " is not a directory");
 }
 
 } // namespace

@@ -61,7 +61,7 @@ TEST(FormatPlan, OneLinePerStep) {
               HasSubstr("\n  3 copy input 1 (ids) -> workspace+64 bytes=32\n"));
   // A persistent launch says so after its grid.
   EXPECT_THAT(plan, HasSubstr("\n  4 launch fuse_k0 grid=(300,1,1) persistent=2/SM "
-                              "block=(1,1,1) smem=0 args=[output 0 (y)+256]"));
+                              "block=(1,1,1) smem=0 args=[output 0 (y)+128]"));
   EXPECT_THAT(plan, HasSubstr("\n  5 gemm f16 x f16 -> f16 m=2 n=3 k=4 "
                               "batch=3 transA lda=2 ldb=3 ldd=3 strideA=8 "
                               "strideB=0 strideD=6 alpha=1 beta=0 "
@@ -76,7 +76,7 @@ TEST(FormatPlan, TensorMapsAfterArguments) {
   std::string plan = formatPlan(makeRichExecutable());
   EXPECT_THAT(plan,
               HasSubstr("\n  4 launch fuse_k0 grid=(300,1,1) persistent=2/SM block=(1,1,1) "
-                        "smem=0 args=[output 0 (y)+256] maps=[input 0 (x) "
+                        "smem=0 args=[output 0 (y)+128] maps=[input 0 (x) "
                         "bf16 dims=(8,4) strides=(16) box=(8,2), output 0 (y) "
                         "f32 dims=(16,4) strides=(64) box=(8,4) swizzle=32B, "
                         "arena+1024 f16 dims=(64,4,2) strides=(128,512) "

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "KernelArgs.h"
 
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/Profiler.h"
@@ -55,9 +56,9 @@ Executable makeProfiledExecutable(int multiprocessors) {
   // Eight 256-thread blocks per SM: a full grid that keeps every SM busy for
   // the whole copy, so its SM efficiency reads high (checked below).
   KernelLaunch copy{0, {uint32_t(8 * multiprocessors), 1, 1}, {256, 1, 1}, 0,
-                    {BufferRef::input(0), BufferRef::output(0)}};
+                    argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})};
   KernelLaunch one{1, {1, 1, 1}, {1024, 1, 1}, 0,
-                   {BufferRef::input(0), BufferRef::output(1)}};
+                   argsOf(exe, {BufferRef::input(0), BufferRef::output(1)})};
   exe.launches = {copy, one};
   GemmStep gemm;
   gemm.abType = DType::BF16;

@@ -46,14 +46,17 @@ inline Executable makeRichExecutable() {
   launch.grid = {96, 2, 1};
   launch.block = {256, 1, 1};
   launch.sharedBytes = 1024;
-  launch.args = {BufferRef::input(0), BufferRef::arena(4096),
-                 BufferRef::output(1), BufferRef::workspace(128),
-                 BufferRef::constant(1)};
+  launch.args = {KernelArg::read(BufferRef::input(0), DType::BF16, 64),
+                 KernelArg::write(BufferRef::arena(4096), DType::F32, 1024),
+                 KernelArg::write(BufferRef::output(1), DType::F32, 4),
+                 KernelArg::read(BufferRef::workspace(128), DType::I32, 128),
+                 KernelArg::read(BufferRef::constant(1), DType::I32, 8)};
   KernelLaunch launch0;
   launch0.kernel = 0;
   launch0.grid = {300, 1, 1};
   launch0.persistentBlocksPerMultiprocessor = 2;
-  launch0.args = {BufferRef{BufferRef::Kind::Output, 0, 256}};
+  launch0.args = {KernelArg::write(BufferRef{BufferRef::Kind::Output, 0, 128},
+                                  DType::F32, 128)};
   // Tensor maps of every rank class and swizzle, each just inside its buffer.
   TensorMapArg x; // input 0, 4x8 bf16: 64 bytes
   x.base = BufferRef::input(0);
@@ -226,8 +229,13 @@ inline void expectExecutablesEqual(const Executable &a, const Executable &b) {
     EXPECT_EQ(x.sharedBytes, y.sharedBytes) << w;
     EXPECT_EQ(x.persistentBlocksPerMultiprocessor, y.persistentBlocksPerMultiprocessor) << w;
     ASSERT_EQ(x.args.size(), y.args.size()) << w;
-    for (size_t j = 0; j < x.args.size(); ++j)
-      expectRefEq(x.args[j], y.args[j], w + " arg " + std::to_string(j));
+    for (size_t j = 0; j < x.args.size(); ++j) {
+      std::string arg = w + " arg " + std::to_string(j);
+      expectRefEq(x.args[j].ref, y.args[j].ref, arg);
+      EXPECT_EQ(x.args[j].dtype, y.args[j].dtype) << arg;
+      EXPECT_EQ(x.args[j].bytes, y.args[j].bytes) << arg;
+      EXPECT_EQ(x.args[j].written, y.args[j].written) << arg;
+    }
     ASSERT_EQ(x.tensorMaps.size(), y.tensorMaps.size()) << w;
     for (size_t j = 0; j < x.tensorMaps.size(); ++j)
       expectTensorMapEq(x.tensorMaps[j], y.tensorMaps[j],

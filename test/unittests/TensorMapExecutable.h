@@ -118,11 +118,12 @@ inline Executable makeTensorMapExecutable(const std::string &arch) {
   plain.kernel = 0;
   plain.grid = {kTmaTiles, 1, 1};
   plain.block = {128, 1, 1};
-  plain.args = {BufferRef::output(0)};
+  const int64_t outBytes = int64_t(kTmaOutRows) * kTmaCols * 2;
+  plain.args = {KernelArg::write(BufferRef::output(0), DType::BF16, outBytes)};
   plain.tensorMaps = {tmaInputMap(TensorMapArg::Swizzle::None)};
   KernelLaunch swizzled = plain;
   swizzled.kernel = 1;
-  swizzled.args = {BufferRef::output(1)};
+  swizzled.args = {KernelArg::write(BufferRef::output(1), DType::BF16, outBytes)};
   swizzled.tensorMaps = {tmaInputMap(TensorMapArg::Swizzle::B128)};
   exe.launches = {plain, swizzled};
   exe.steps = {{Step::Kind::Launch, 0, "tma: no swizzle", 0, 0},

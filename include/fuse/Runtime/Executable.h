@@ -108,6 +108,32 @@ struct TensorMapArg {
   }
 };
 
+/// A pointer parameter of a kernel, with what the kernel does through it,
+/// recorded by the code generator so that a loaded executable can be checked
+/// against the buffers it declares: the kernel's body has its shapes compiled
+/// in, so a file whose input shrank, or whose output moved onto another
+/// buffer, under unchanged kernels would read or write out of bounds.
+struct KernelArg {
+  BufferRef ref;
+  /// The element type the kernel reads or writes there.
+  DType dtype = DType::F32;
+  /// Bytes from `ref` on that the kernel may touch.
+  int64_t bytes = 0;
+  /// Whether the kernel writes through it (else it only reads).
+  bool written = false;
+
+  static KernelArg read(BufferRef ref, DType dtype, int64_t bytes) {
+    return {ref, dtype, bytes, false};
+  }
+  static KernelArg write(BufferRef ref, DType dtype, int64_t bytes) {
+    return {ref, dtype, bytes, true};
+  }
+  bool operator==(const KernelArg &other) const {
+    return ref == other.ref && dtype == other.dtype && bytes == other.bytes &&
+           written == other.written;
+  }
+};
+
 /// A launch of a kernel. The kernel's parameters are one pointer per entry
 /// of `args` (the buffers they point at, in parameter order), then one
 /// `const __grid_constant__ fuse::TensorMap` (kernels/tensor_map.cuh) per
@@ -117,7 +143,7 @@ struct KernelLaunch {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t sharedBytes = 0;
-  std::vector<BufferRef> args;
+  std::vector<KernelArg> args;
   std::vector<TensorMapArg> tensorMaps;
   /// 0: the grid is launched as it is. Else the kernel is persistent: its
   /// CTAs stride over the grid.x work items by gridDim.x, and the runtime
@@ -229,12 +255,15 @@ std::vector<int64_t> outputLastUse(const Executable &executable);
 
 /// Checks every invariant the runtime relies on: indices in range (a step's
 /// index, a launch's kernel, a BufferRef's input/output/constant), buffers
-/// inside their region (fills, copies, GEMM operands and tensor maps by their
-/// extent, launch arguments by their start), GEMM shapes, leading dimensions
-/// and dtype combinations cuBLASLt supports, tensor maps that
-/// cuTensorMapEncodeTiled accepts (rank, dims, strides, box, swizzle, a
-/// 16-byte aligned offset), unique kernel names, helpers present in
-/// helperSources, constants of the right size. The message starts with
+/// inside their region (fills, copies, GEMM operands, tensor maps and launch
+/// arguments by their extent), GEMM shapes, leading dimensions and dtype
+/// combinations cuBLASLt supports, tensor maps that cuTensorMapEncodeTiled
+/// accepts (rank, dims, strides, box, swizzle, a 16-byte aligned offset),
+/// unique kernel names, helpers present in helperSources, constants of the
+/// right size. And that the steps agree with the signature: an input, output
+/// or constant is read and written as its own dtype, at offsets aligned to
+/// it, and every byte of every output is written by some step. The message
+/// starts with
 /// `origin` (a file path, or "executable @entry") and names the offending
 /// entry. deserializeExecutable and Executor::create call it, so a bad
 /// executable is refused before anything runs.

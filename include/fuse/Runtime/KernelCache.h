@@ -4,7 +4,8 @@
 // and the NVRTC version. Entries are written to a temporary file and renamed,
 // and carry a header (magic, key, length, checksum): a corrupt, truncated or
 // mismatching entry is reported as a miss (and rebuilt by the caller), never
-// trusted.
+// trusted. The directory is private to its owner (mode 0700 when created;
+// one another user owns is not used).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,9 @@ namespace fuse::runtime {
 
 class KernelCache {
 public:
-  /// `directory` is created when missing; empty means $FUSE_CACHE_DIR, else
-  /// $XDG_CACHE_HOME/fuse, else ~/.cache/fuse.
+  /// `directory` is created (mode 0700) when missing; empty means
+  /// $FUSE_CACHE_DIR, else $XDG_CACHE_HOME/fuse, else ~/.cache/fuse, else
+  /// /tmp/fuse-cache-<uid>.
   explicit KernelCache(std::string directory = "");
 
   static std::string key(const std::string &source, const std::string &options,
@@ -35,9 +37,13 @@ public:
   void remove(const std::string &key) const;
 
   const std::string &directory() const { return directory_; }
+  /// Why the directory is not used (cannot be created, not a directory,
+  /// another user's), or empty when it is.
+  const std::string &problem() const { return problem_; }
 
 private:
   std::string directory_;
+  std::string problem_;
 };
 
 } // namespace fuse::runtime
