@@ -383,7 +383,12 @@ def native_dropout(cx, node, x, p, train):
     if p >= 1:
         return cx.splat(0, out), cx.splat(False, out.with_element("i1"))
     keep = _random(cx, "bernoulli", out.with_element("i1"), 1.0 - p)
-    scaled_value = binary(cx, "mul", value, 1.0 / (1.0 - p), out.element)
+    # Scaled in f32, as torch's kernel does (not `binary`, which reads the
+    # node's type: this node has two results).
+    wide = out.with_element("f32")
+    scaled_value = cx.emit(f"fuse.mul {{0}}, {{1}} : {wide}",
+                           [cast(cx, value, "f32"), cx.splat(1.0 / (1.0 - p), wide)], [wide])
+    scaled_value = cast(cx, scaled_value, out.element)
     zero = cx.splat(0, out)
     dropped = cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {keep.type}, {out}", [keep, scaled_value, zero], [out])
     return dropped, keep

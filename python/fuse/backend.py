@@ -41,6 +41,16 @@ ATen graph, or dynamo's graph), with one warning per captured graph that
 says why. With fallback="error" nothing falls back: the error raises, and
 an ExportError names every op Fuse cannot map, with its source line.
 
+Dropout: AOTAutograd hands it over as `native_dropout` (the mask a result
+of the forward, read by the backward's `native_dropout_backward`), which
+becomes Fuse's Philox `fuse.random`. A graph that draws random numbers takes
+`rng.seed` and `rng.offset`; every call writes fresh values into two
+buffers of its own from torch's generator of the device, advancing it past
+the counters the graph draws (`_graph_rng.py`, as compile_step does), so
+calls drop different units and `torch.manual_seed` reproduces a run.
+Attention dropout in a training graph is refused for now (its backward
+would have to draw the forward's mask again): such graphs run eagerly.
+
 Shapes: each compiled graph is static. A graph is compiled on its first call
 for the shapes it sees. When a model changes shape, dynamo recompiles (and,
 after one change, marks the changing sizes dynamic); a graph with symbolic
@@ -170,7 +180,7 @@ class _Specialized:
         import torch
         from . import compiler
         from ._tracing import trace
-        from .export import export_graph
+        from . import _graph_rng
         output = next(n for n in gm.graph.nodes if n.op == "output")
         returned = output.args[0]
         self.single = not isinstance(returned, (tuple, list))
@@ -226,18 +236,21 @@ class _Specialized:
                       else ("output", kept[views[e[1]][0]], views[e[1]][1]))
                      if e[0] == "output" else e for e in plan]
         self.cached, self.shared_constants = {}, None
-        self.compiled = None
+        self.compiled, self.rng = None, None
         if kept:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
             name = f"{kind}_{next(_names)}"
             started = time.perf_counter()
-            text = export_graph(traced, retrace=False, arg_names=arg_names, name=name)
+            # The text, and the Philox counters its random ops (dropout) draw.
+            text, counters = _graph_rng.export(traced, arg_names, name, kind)
             _spent("export", time.perf_counter() - started)
             self.compiled = compiler.compile(text, name=name, progress=False, **options)
             _spent("compile", self.compiled.timings.get("compile", 0.0))
             # The backend's callers (AOTAutograd) do not choose strides.
             self.compiled.contiguous_copy = True
+            # Fresh rng.seed and rng.offset every call, from torch's generator.
+            self.rng = _graph_rng.bind(self.compiled, counters)
         self.load_counted = False
 
     def __call__(self, args):
@@ -249,6 +262,8 @@ class _Specialized:
         tensors = [t.to(device) if t.device.type == "cpu" and t.numel() <= 1 else t for t in tensors]
         outputs = []
         if compiled is not None:
+            if self.rng is not None:
+                tensors = self.rng.inputs(tensors, device)
             inputs = compiled.check_inputs(tensors)
             outputs = compiled.allocate_outputs(inputs)
             compiled.run(inputs, outputs, check=False)
