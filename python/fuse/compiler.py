@@ -205,11 +205,14 @@ def check_tensor(spec, tensor, device, contiguous_copy=False):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{spec.label()}: expected a torch.Tensor ({spec.describe()}), "
                         f"got {type(tensor).__name__}")
-    got = f"{dtype_name(tensor.dtype)} {list(tensor.shape)}"
+    # The message is built only on failure: the backend checks hundreds of
+    # tensors a call.
     if tensor.dtype != spec.torch_dtype():
-        raise TypeError(f"{spec.label()}: expected {spec.describe()}, got {got}")
-    if tuple(tensor.shape) != spec.shape:
-        raise ValueError(f"{spec.label()}: expected {spec.describe()}, got {got}")
+        raise TypeError(f"{spec.label()}: expected {spec.describe()}, "
+                        f"got {dtype_name(tensor.dtype)} {list(tensor.shape)}")
+    if tensor.shape != spec.shape:
+        raise ValueError(f"{spec.label()}: expected {spec.describe()}, "
+                         f"got {dtype_name(tensor.dtype)} {list(tensor.shape)}")
     if tensor.device != device:
         raise ValueError(f"{spec.label()}: is on {tensor.device}, but the compiled graph runs on {device} "
                          f"(move it with .to('{device}'))")

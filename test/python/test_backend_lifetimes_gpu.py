@@ -1,0 +1,136 @@
+"""The lifetimes a training loop gives the torch.compile backend's graphs,
+on the GPU: steps in a loop (outputs reused once nothing holds them, so the
+runtime replays its CUDA graph), two micro-batches' forwards before their
+backwards (gradients accumulating in param.grad as torch's do), a backward
+that never comes, retain_graph=True, the forward under no_grad, and an
+exception between forward and backward. Each against eager.
+
+Tolerances: relative error <= 1e-4 on the f32 path (amp=None, TF32 off),
+<= 2e-2 with bf16 mixed precision (include/fuse/Support/Comparison.h).
+Needs torch 2.x and a CUDA GPU: skipped, with the reason, elsewhere.
+"""
+
+import pytest
+import torch
+
+from conftest import requires_torch2
+
+from fuse import backend
+
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
+                                   reason="needs a CUDA GPU (the GPU machine runs these)")
+pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
+
+TOLERANCE = {None: 1e-4, "bf16": 2e-2}
+
+
+@pytest.fixture(autouse=True)
+def _exact_f32():
+    matmul = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = matmul
+    torch._dynamo.reset()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("fuse-cache"))
+
+
+def relative_error(actual, expected):
+    actual, expected = actual.detach().double(), expected.detach().double()
+    assert torch.isfinite(actual).all(), "NaN or inf in the result"
+    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
+
+
+def _model_and_batches(count):
+    from fuse.harness.nanogpt import SIZES, NanoGPT
+    torch.manual_seed(0)
+    model = NanoGPT(SIZES["tiny"]).cuda()
+    vocab = SIZES["tiny"].vocab_size
+    batches = [(torch.randint(0, vocab, (2, 64), device="cuda"), torch.randint(0, vocab, (2, 64), device="cuda"))
+               for _ in range(count)]
+    return model, batches
+
+
+def _grads(model):
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def _assert_grads(model, expected, amp):
+    for name, p in model.named_parameters():
+        assert relative_error(p.grad, expected[name]) <= TOLERANCE[amp], name
+
+
+def _compiled(model, amp, cache):
+    return torch.compile(model, backend="fuse", options={"amp": amp, "fallback": "error", "cache_dir": cache})
+
+
+@pytest.mark.parametrize("amp", [None, "bf16"])
+def test_a_loop_of_steps_reuses_its_memory_and_matches_eager(amp, cache):
+    model, batches = _model_and_batches(4)
+    compiled = _compiled(model, amp, cache)
+    allocated = []
+    for idx, targets in batches:
+        model.zero_grad(set_to_none=True)
+        expected = model(idx, targets)
+        expected.backward()
+        expected_grads = _grads(model)
+        model.zero_grad(set_to_none=True)
+        loss = compiled(idx, targets)
+        loss.backward()
+        assert relative_error(loss, expected) <= TOLERANCE[amp]
+        _assert_grads(model, expected_grads, amp)
+        allocated.append(backend.stats["io"]["allocated"])
+    # Every output of the third and fourth steps went into memory the
+    # earlier steps had used and released (the same pointers: a replay).
+    assert allocated[3] == allocated[1], allocated
+    assert backend.stats["io"]["reused"] > 0
+
+
+def test_two_micro_batches_forward_before_backward_accumulate(cache):
+    model, batches = _model_and_batches(2)
+    model.zero_grad(set_to_none=True)
+    for idx, targets in batches:
+        model(idx, targets).backward()
+    expected = _grads(model)
+    compiled = _compiled(model, None, cache)
+    model.zero_grad(set_to_none=True)
+    for _ in range(2):  # the second time, with memory from the first to reuse
+        model.zero_grad(set_to_none=True)
+        losses = [compiled(idx, targets) for idx, targets in batches]  # both forwards first
+        for loss in reversed(losses):
+            loss.backward()
+        _assert_grads(model, expected, None)
+
+
+def test_a_backward_that_never_comes_and_retain_graph(cache):
+    model, batches = _model_and_batches(1)
+    idx, targets = batches[0]
+    model.zero_grad(set_to_none=True)
+    loss = model(idx, targets)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    expected = _grads(model)
+    compiled = _compiled(model, None, cache)
+    for _ in range(2):
+        compiled(idx, targets)  # dropped: autograd frees what it saved
+    with pytest.raises(ValueError):
+        compiled(idx, targets)
+        raise ValueError("between forward and backward")
+    model.zero_grad(set_to_none=True)
+    loss = compiled(idx, targets)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    _assert_grads(model, expected, None)
+
+
+def test_the_forward_under_no_grad_matches_eager(cache):
+    model, batches = _model_and_batches(1)
+    idx, targets = batches[0]
+    compiled = _compiled(model, None, cache)
+    with torch.no_grad():
+        expected = model(idx, targets)
+        for _ in range(3):
+            assert relative_error(compiled(idx, targets), expected) <= TOLERANCE[None]
