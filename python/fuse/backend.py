@@ -129,6 +129,7 @@ class _DynamoGraph:
         if self.fallback not in ("eager", "error"):
             raise ValueError(f"fuse backend: fallback must be 'eager' or 'error', not {self.fallback!r}")
         self.gave_up = None
+        self.aot_seconds = 0.0
         self.inputs, self.buffer_positions = 0, frozenset()
         # Tensors a forward graph returned that depend on no input (a causal
         # mask saved for the backward): id -> tensor, kept alive. One table
@@ -137,6 +138,12 @@ class _DynamoGraph:
         # piece makes is an input of the next, which must bake it in too (its
         # attention then folds the mask into the causal flag).
         self.constant_tensors = _CONSTANT_TENSORS
+
+    def take_aot_seconds(self):
+        """AOTAutograd's time on this dynamo graph, reported once (with the
+        first of its graphs that Fuse compiles)."""
+        seconds, self.aot_seconds = self.aot_seconds, 0.0
+        return seconds
 
     def note_inputs(self, gm):
         """Which of dynamo's graph inputs are module buffers: dynamo names
@@ -183,7 +190,7 @@ class _Specialized:
     constants moved to the CPU): a Fuse graph has no device, and so the
     exporter's constant folding never mixes devices."""
 
-    def __init__(self, gm, args, options, kind, constants=()):
+    def __init__(self, gm, args, options, kind, constants=(), aot_seconds=0.0):
         import torch
         from . import compiler
         from ._stable_io import StableIO
@@ -233,7 +240,8 @@ class _Specialized:
         started = time.perf_counter()
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
-        _spent("retrace", time.perf_counter() - started)
+        retrace_seconds = time.perf_counter() - started
+        _spent("retrace", retrace_seconds)
         views, input_free = _return_roots(traced)
         # Results that depend on no input are computed here once, in torch,
         # and never enter the Fuse graph: a causal mask saved for the
@@ -252,8 +260,12 @@ class _Specialized:
             started = time.perf_counter()
             # The text, and the Philox counters its random ops (dropout) draw.
             text, counters = _graph_rng.export(traced, arg_names, name, kind)
-            _spent("export", time.perf_counter() - started)
-            self.compiled = compiler.compile(text, name=name, progress=False, **options)
+            export_seconds = time.perf_counter() - started
+            _spent("export", export_seconds)
+            self.compiled = compiler.compile(text, name=name, progress=False, report_phases=False, **options)
+            self.compiled.timings.update(retrace=retrace_seconds, export=export_seconds,
+                                         aotautograd=aot_seconds)
+            self.compiled.report_phases(f"{name} (a torch.compile {kind} graph)")
             _spent("compile", self.compiled.timings.get("compile", 0.0))
             # The backend's callers (AOTAutograd) do not choose strides.
             self.compiled.contiguous_copy = True
@@ -581,7 +593,8 @@ class _FuseGraph:
                           f"({len(self.specialized) + 1} of at most {limit}; first inputs {shapes})",
                           FuseRecompileWarning, stacklevel=3)
         try:
-            entry = _Specialized(self.gm, args, self.shared.options, self.kind, self._constants(args))
+            entry = _Specialized(self.gm, args, self.shared.options, self.kind, self._constants(args),
+                                 aot_seconds=self.shared.take_aot_seconds())
             entry.shared_constants = self.shared.constant_tensors
             stats["compiled"] += 1
         except Exception as error:  # ExportError, TracingError, FuseError, or a bug: never the user's run
@@ -644,8 +657,13 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
                            partition_fn=min_cut_rematerialization_partition,
                            decompositions=decomposition_table())
     try:
+        started = time.perf_counter()
         with _attention_without_cudnn():
-            return backend(gm, example_inputs)
+            compiled = backend(gm, example_inputs)
+        # The forward and backward compilers above only wrap the graphs:
+        # this is AOTAutograd's tracing and partitioning.
+        shared.aot_seconds = time.perf_counter() - started
+        return compiled
     except Exception as error:
         if type(error).__module__.startswith("torch._dynamo") or shared.fallback == "error":
             raise

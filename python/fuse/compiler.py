@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _capi
+from . import _capi, _phases
 from .errors import FuseError
 
 __all__ = ["compile", "CompiledGraph", "pipeline_string"]
@@ -293,6 +293,21 @@ class CompiledGraph:
         self.timings["load"] = seconds
         self.compile_seconds += seconds
 
+    @property
+    def phases(self):
+        """{phase: seconds} of this graph's compile, in the order they ran
+        (fuse._phases says what each is)."""
+        order = ("aotautograd", "retrace", "export", "compile", "load")
+        known = {p: float(self.timings[p]) for p in order if self.timings.get(p)}
+        known.update({p: float(s) for p, s in self.timings.items() if p not in order and s})
+        return known
+
+    def report_phases(self, what=None):
+        """Prints the phase report if FUSE_LOG asks for `compile`."""
+        notes = {"compile": "from the cache" if self.cache_hit else "compiled",
+                 "load": _phases.describe_load(self.session_report)}
+        _phases.report(what or f"@{self.signature['entry']}", self.phases, notes)
+
     def _require_session(self):
         if self.session is None:
             if not _has_gpu():
@@ -427,7 +442,7 @@ def _dump(text, name, pipeline):
 
 def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_graphs=True, profile=False,
             cache_dir=None, arch=None, pipeline=None, entry=None, name=None, max_arena_bytes=None,
-            progress=True, amp_results=False):
+            progress=True, amp_results=False, report_phases=True):
     """Compiles `graph` with Fuse and returns a CompiledGraph.
 
     graph          fuse dialect text (str), a path to a .mlir file, a
@@ -452,6 +467,9 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
                    no GPU the graph still compiles, and calling it says so
     pipeline       a pass pipeline replacing the one amp/memory_budget make
     entry          the function to compile when the module has several
+    report_phases  with FUSE_LOG=compile, print where the compile time went
+                   (`.phases` has it as data either way; compile_step and
+                   the backend print it themselves, with their own phases)
 
     $FUSE_DUMP_DIR, if set, receives every graph text before it compiles.
     """
@@ -461,6 +479,9 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
     executable, seconds, hit = compile_executable(text, pipeline=pipeline, entry=entry, arch=arch,
                                                   source_name=source_name, cache_dir=cache_dir)
     timings = {"export": export_seconds, "compile": seconds}
-    return CompiledGraph(executable, text, pipeline, cuda_graphs=cuda_graphs, cache_dir=cache_dir,
-                         profile=profile, compile_seconds=export_seconds + seconds, timings=timings,
-                         cache_hit=hit, name=name, progress=progress)
+    compiled = CompiledGraph(executable, text, pipeline, cuda_graphs=cuda_graphs, cache_dir=cache_dir,
+                             profile=profile, compile_seconds=export_seconds + seconds, timings=timings,
+                             cache_hit=hit, name=name, progress=progress)
+    if report_phases:
+        compiled.report_phases(name)
+    return compiled

@@ -189,9 +189,10 @@ class TrainStep:
         self.compiled = compiler.compile(
             self.text, amp=amp, memory_budget=memory_budget, cuda_graphs=cuda_graphs, profile=False,
             cache_dir=cache_dir, arch=arch, pipeline=pipeline, name=f"{type(model).__name__} step",
-            max_arena_bytes=max_arena_bytes, progress=progress)
+            max_arena_bytes=max_arena_bytes, progress=progress, report_phases=False)
         self.compiled.timings["export"] = export_seconds
         self.compiled.compile_seconds += export_seconds
+        self.compiled.report_phases(f"{type(model).__name__} step")
         self.profile_first_call, self.last_profile = profile, None
         self._plan_bindings()
         if process_group is not None:
@@ -249,6 +250,11 @@ class TrainStep:
     @property
     def timings(self):
         return self.compiled.timings
+
+    @property
+    def phases(self):
+        """{phase: seconds} of the compile (fuse._phases; FUSE_LOG=compile prints it)."""
+        return self.compiled.phases
 
     @property
     def last_grad_norm(self):
