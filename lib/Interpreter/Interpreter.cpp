@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <limits>
+
 #include <unistd.h>
 
 using namespace mlir;
@@ -36,10 +38,42 @@ FailureOr<HostTensorType> mlir::fuse::getHostTensorType(Type type) {
                                                      tensorType.getShape().end())};
 }
 
-/// The machine's physical memory in bytes (0 when unknown).
-static int64_t physicalMemoryBytes() {
+int64_t mlir::fuse::hostMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && pageSize > 0 ? int64_t(pages) * pageSize : 0;
+}
+
+int64_t mlir::fuse::hostTensorBytes(Type type) {
+  FailureOr<HostTensorType> hostType = getHostTensorType(type);
+  if (failed(hostType))
+    return 0;
+  int64_t perElement = isFloat(hostType->dtype) ? 4 : 8;
+  std::optional<int64_t> bytes =
+      ::fuse::checkedByteSize(hostType->shape, perElement);
+  return bytes ? *bytes : std::numeric_limits<int64_t>::max();
+}
+
+InterpreterWorkingSet mlir::fuse::interpreterWorkingSet(func::FuncOp func) {
+  InterpreterWorkingSet set;
+  auto hold = [&](Value value) {
+    int64_t bytes = hostTensorBytes(value.getType());
+    set.bytes = ::fuse::saturatingAdd(set.bytes, bytes);
+    if (!set.largest || bytes > set.largestBytes) {
+      set.largest = value;
+      set.largestBytes = bytes;
+    }
+  };
+  for (BlockArgument argument : func.getArguments())
+    hold(argument);
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      hold(result);
+    // The body's arguments are copies of the fusion's operands.
+    if (auto fusion = llvm::dyn_cast<FusionOp>(op))
+      for (BlockArgument argument : fusion.getBody().getArguments())
+        hold(argument);
+  });
+  return set;
 }
 
 std::string mlir::fuse::hostTensorProblem(Type type) {
@@ -51,7 +85,7 @@ std::string mlir::fuse::hostTensorProblem(Type type) {
   // has; allocating it would end the process (no exceptions here).
   int64_t perElement = isFloat(hostType->dtype) ? 4 : 8;
   std::optional<int64_t> bytes = ::fuse::checkedByteSize(hostType->shape, perElement);
-  int64_t memory = physicalMemoryBytes();
+  int64_t memory = hostMemoryBytes();
   if (!bytes || (memory > 0 && *bytes > memory))
     return "its elements take " +
            (bytes ? std::to_string(*bytes) : std::string("over 2^63")) +

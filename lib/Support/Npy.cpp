@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -342,9 +343,10 @@ bool interpretHeader(const HeaderDict &dict, DType &dtype,
   return true;
 }
 
-/// Checks the magic and version; finds the header.
-bool parsePreamble(const uint8_t *data, size_t size, size_t &headerStart,
-                   size_t &headerSize, std::string &error) {
+/// Checks the magic and version (the first 8 bytes); `lengthBytes` is the
+/// width of the header length after them.
+bool parseMagicAndVersion(const uint8_t *data, size_t size,
+                          size_t &lengthBytes, std::string &error) {
   if (size < kMagicSize || std::memcmp(data, kMagic, kMagicSize) != 0)
     return fail(error, "not an NPY file (bad magic: expected \\x93NUMPY)");
   if (size < kMagicSize + 2)
@@ -354,7 +356,16 @@ bool parsePreamble(const uint8_t *data, size_t size, size_t &headerStart,
     return fail(error, "unsupported NPY format version " +
                            std::to_string(major) + "." + std::to_string(minor) +
                            " (1.0, 2.0 and 3.0 are supported)");
-  size_t lengthBytes = major == 1 ? 2 : 4;
+  lengthBytes = major == 1 ? 2 : 4;
+  return true;
+}
+
+/// Checks the magic and version; finds the header.
+bool parsePreamble(const uint8_t *data, size_t size, size_t &headerStart,
+                   size_t &headerSize, std::string &error) {
+  size_t lengthBytes = 0;
+  if (!parseMagicAndVersion(data, size, lengthBytes, error))
+    return false;
   headerStart = kMagicSize + 2 + lengthBytes;
   if (size < headerStart)
     return fail(error, "truncated NPY preamble");
@@ -535,23 +546,121 @@ std::string zipErrorString(int code) {
   return text;
 }
 
-/// Decompresses member `index`; libzip checks its CRC at the end.
-bool readMember(zip_t *archive, zip_uint64_t index, const zip_stat_t &stat,
-                std::vector<uint8_t> &bytes, std::string &error) {
-  MemberPtr file(zip_fopen_index(archive, index, 0));
-  if (!file)
-    return fail(error, zip_strerror(archive));
-  // The declared size is only a limit, never trusted for one allocation.
-  bool sized = stat.valid & ZIP_STAT_SIZE;
-  uint8_t chunk[1 << 16];
-  zip_int64_t got;
-  while ((got = zip_fread(file.get(), chunk, sizeof chunk)) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + got);
-    if (sized && bytes.size() > stat.size)
-      return fail(error, "member is larger than its declared size");
+/// Reads up to `size` bytes of a member into `out`; returns how many were
+/// read (fewer only at the member's end), or -1 with `error` set.
+int64_t readSome(zip_file_t *file, uint8_t *out, size_t size,
+                 std::string &error) {
+  size_t done = 0;
+  while (done < size) {
+    zip_int64_t got = zip_fread(file, out + done, size - done);
+    if (got < 0) {
+      error = zip_file_strerror(file);
+      return -1;
+    }
+    if (got == 0)
+      break;
+    done += static_cast<size_t>(got);
   }
+  return static_cast<int64_t>(done);
+}
+
+/// Reads exactly `size` bytes of a member or fails, naming `what`.
+bool readExactly(zip_file_t *file, uint8_t *out, size_t size, const char *what,
+                 std::string &error) {
+  int64_t got = readSome(file, out, size, error);
   if (got < 0)
-    return fail(error, zip_file_strerror(file.get()));
+    return false;
+  if (static_cast<size_t>(got) < size)
+    return fail(error, std::string("truncated ") + what + ": expected " +
+                           std::to_string(size) + " bytes, got " +
+                           std::to_string(got));
+  return true;
+}
+
+/// The most bytes an .npy header may take: numpy's own reader stops at
+/// 10,000 by default; this leaves room for ranks in the thousands.
+constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
+
+/// An .npy member's preamble and header, read from the front of the
+/// member's stream without reading any of its data.
+struct MemberHeader {
+  DType dtype;
+  std::vector<int64_t> shape;
+  /// Bytes of the preamble and header, and of the data they announce.
+  size_t headerBytes = 0, dataBytes = 0;
+};
+
+bool readMemberHeader(zip_file_t *file, MemberHeader &header,
+                      std::string &error) {
+  // Magic, version, then a 2- or 4-byte header length.
+  std::vector<uint8_t> prefix(kMagicSize + 2);
+  int64_t got = readSome(file, prefix.data(), prefix.size(), error);
+  if (got < 0)
+    return false;
+  size_t lengthBytes = 0;
+  if (!parseMagicAndVersion(prefix.data(), static_cast<size_t>(got),
+                            lengthBytes, error))
+    return false;
+  prefix.resize(kMagicSize + 2 + lengthBytes);
+  if (!readExactly(file, prefix.data() + kMagicSize + 2, lengthBytes,
+                   "NPY preamble", error))
+    return false;
+  size_t headerSize = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerSize |= size_t(prefix[kMagicSize + 2 + i]) << (8 * i);
+  if (headerSize > kMaxHeaderBytes)
+    return fail(error, "malformed header: " + std::to_string(headerSize) +
+                           " bytes long (at most " +
+                           std::to_string(kMaxHeaderBytes) + ")");
+  std::string text(headerSize, '\0');
+  if (!readExactly(file, reinterpret_cast<uint8_t *>(text.data()), headerSize,
+                   "header", error))
+    return false;
+  HeaderDict dict;
+  if (!HeaderParser(text).parseDict(dict, error) ||
+      !interpretHeader(dict, header.dtype, header.shape, error))
+    return false;
+  // checkShape bounded the product, so none of this overflows.
+  int64_t elements = 1;
+  for (int64_t dim : header.shape)
+    elements *= dim;
+  header.headerBytes = prefix.size() + headerSize;
+  header.dataBytes = static_cast<size_t>(elements) * dtypeSize(header.dtype);
+  return true;
+}
+
+/// Reads the data `header` announces, in chunks, so that memory grows only
+/// with data that is really there; then makes sure the member ends (which
+/// is also when libzip checks its CRC).
+bool readMemberData(zip_file_t *file, const MemberHeader &header,
+                    HostTensor &out, std::string &error) {
+  constexpr size_t kChunk = size_t(1) << 24;
+  std::vector<uint8_t> data;
+  while (data.size() < header.dataBytes) {
+    size_t before = data.size();
+    size_t want = std::min(kChunk, header.dataBytes - before);
+    data.resize(before + want);
+    int64_t got = readSome(file, data.data() + before, want, error);
+    if (got < 0)
+      return false;
+    if (static_cast<size_t>(got) < want)
+      return fail(error, "truncated data: expected " +
+                             std::to_string(header.dataBytes) + " bytes for " +
+                             shapeString(header.shape) + " " +
+                             dtypeName(header.dtype) + ", got " +
+                             std::to_string(before + got));
+  }
+  uint8_t extra;
+  int64_t more = readSome(file, &extra, 1, error);
+  if (more < 0)
+    return false;
+  if (more > 0)
+    return fail(error, "trailing data: expected " +
+                           std::to_string(header.dataBytes) + " bytes for " +
+                           shapeString(header.shape) + " " +
+                           dtypeName(header.dtype) + ", got more");
+  out = HostTensor::fromBytes(header.dtype, header.shape, data.data(),
+                              data.size());
   return true;
 }
 
@@ -586,7 +695,8 @@ bool writeEmptyZip(const std::string &path, std::string &error) {
 
 } // namespace
 
-bool readNpz(const std::string &path, NamedTensors &out, std::string &error) {
+bool readNpz(const std::string &path, NamedTensors &out, std::string &error,
+             const NpzArrayCheck &check) {
   if (!checkArchiveFile(path, error))
     return false;
   int code = 0;
@@ -594,24 +704,77 @@ bool readNpz(const std::string &path, NamedTensors &out, std::string &error) {
   if (!archive)
     return fail(error, path + ": not a readable .npz (zip) archive: " +
                            zipErrorString(code));
-  NamedTensors arrays;
+  // Every member's name first: two that name one array are refused before
+  // anything is inflated (which one would count is anyone's guess).
+  struct Member {
+    zip_uint64_t index;
+    std::string name;
+    zip_stat_t stat;
+  };
+  std::vector<Member> members;
+  std::map<std::string, std::string> memberOfArray;
   zip_int64_t count = zip_get_num_entries(archive.get(), 0);
   for (zip_int64_t i = 0; i < count; ++i) {
-    zip_stat_t stat;
-    zip_stat_init(&stat);
-    if (zip_stat_index(archive.get(), i, 0, &stat) != 0 ||
-        !(stat.valid & ZIP_STAT_NAME))
+    Member member{static_cast<zip_uint64_t>(i), {}, {}};
+    zip_stat_init(&member.stat);
+    if (zip_stat_index(archive.get(), member.index, 0, &member.stat) != 0 ||
+        !(member.stat.valid & ZIP_STAT_NAME))
       return fail(error, path + ": cannot read entry " + std::to_string(i) +
                              ": " + zip_strerror(archive.get()));
-    std::string member = stat.name;
-    if (!member.empty() && member.back() == '/')
+    member.name = member.stat.name;
+    if (!member.name.empty() && member.name.back() == '/')
       continue; // a directory entry
-    std::vector<uint8_t> bytes;
+    auto [at, fresh] =
+        memberOfArray.emplace(arrayName(member.name), member.name);
+    if (!fresh)
+      return fail(error,
+                  path + ": " +
+                      (at->second == member.name
+                           ? "two members are named " + quoted(member.name)
+                           : "members " + quoted(at->second) + " and " +
+                                 quoted(member.name) + " both hold array " +
+                                 quoted(at->first)) +
+                      " (an archive names each array once)");
+    members.push_back(std::move(member));
+  }
+
+  NamedTensors arrays;
+  for (const Member &member : members) {
+    auto memberError = [&](const std::string &what) {
+      return fail(error, path + ": member " + quoted(member.name) + ": " + what);
+    };
+    MemberPtr file(zip_fopen_index(archive.get(), member.index, 0));
+    if (!file)
+      return memberError(zip_strerror(archive.get()));
+    MemberHeader header;
+    std::string why;
+    if (!readMemberHeader(file.get(), header, why))
+      return memberError(why);
+    // The member's declared size must be what its header announces: a
+    // mismatch is refused before the data is inflated.
+    if ((member.stat.valid & ZIP_STAT_SIZE) &&
+        member.stat.size != header.headerBytes + header.dataBytes)
+      return memberError(
+          std::string(member.stat.size < header.headerBytes + header.dataBytes
+                          ? "truncated"
+                          : "trailing") +
+          " data: expected " + std::to_string(header.dataBytes) +
+          " bytes for " + shapeString(header.shape) + " " +
+          dtypeName(header.dtype) + ", the member holds " +
+          std::to_string(member.stat.size - std::min<zip_uint64_t>(
+                                                member.stat.size,
+                                                header.headerBytes)));
+    NpzArrayHeader described{arrayName(member.name), member.name,
+                             header.dtype, header.shape};
+    NpzVerdict verdict = check ? check(described, error) : NpzVerdict::Read;
+    if (verdict == NpzVerdict::Refuse)
+      return false;
+    if (verdict == NpzVerdict::Skip)
+      continue;
     HostTensor tensor;
-    if (!readMember(archive.get(), i, stat, bytes, error) ||
-        !parseNpy(bytes.data(), bytes.size(), tensor, error))
-      return fail(error, path + ": member " + quoted(member) + ": " + error);
-    arrays.emplace_back(arrayName(member), std::move(tensor));
+    if (!readMemberData(file.get(), header, tensor, why))
+      return memberError(why);
+    arrays.emplace_back(described.name, std::move(tensor));
   }
   out = std::move(arrays);
   return true;

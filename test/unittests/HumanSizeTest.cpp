@@ -34,3 +34,18 @@ TEST(HumanSize, NegativeDifferencesKeepTheirSign) {
   EXPECT_EQ(humanBytes(-2048), "-2.00 KiB");
   EXPECT_EQ(humanBytes(-(int64_t(50) << 10)), "-50.0 KiB");
 }
+
+// fuse-run --max-memory=SIZE reads sizes back in the same units.
+TEST(HumanSize, ParsesCommandLineSizes) {
+  using fuse::parseHumanBytes;
+  EXPECT_EQ(parseHumanBytes("4096"), 4096);
+  EXPECT_EQ(parseHumanBytes("1K"), 1024);
+  EXPECT_EQ(parseHumanBytes("512M"), int64_t(512) << 20);
+  EXPECT_EQ(parseHumanBytes("16G"), int64_t(16) << 30);
+  EXPECT_EQ(parseHumanBytes("16GiB"), int64_t(16) << 30);
+  EXPECT_EQ(parseHumanBytes("16gb"), int64_t(16) << 30);
+  EXPECT_EQ(parseHumanBytes("2T"), int64_t(2) << 40);
+  for (const char *bad : {"", "0", "G", "-1", "1.5G", "12X", "3 G", "5GiBs",
+                          "99999999999999999999", "9000000T"})
+    EXPECT_FALSE(parseHumanBytes(bad).has_value()) << bad;
+}

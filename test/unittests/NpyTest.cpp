@@ -367,6 +367,48 @@ TEST(NpzTest, EmptyArchiveRoundTrips) {
   EXPECT_TRUE(read.empty());
 }
 
+// A reader that knows what it wants sees each array's header before its
+// data is inflated, and may skip or refuse it there.
+TEST(NpzTest, CheckSeesHeadersBeforeData) {
+  TempDir dir;
+  NamedTensors arrays;
+  arrays.emplace_back("a", sampleTensor(DType::F32, {2, 3}));
+  arrays.emplace_back("b", sampleTensor(DType::I64, {4}));
+  arrays.emplace_back("c", sampleTensor(DType::BF16, {}));
+  std::string path = dir.file("t.npz"), error;
+  ASSERT_TRUE(writeNpz(path, arrays, error)) << error;
+
+  std::vector<NpzArrayHeader> seen;
+  auto skipB = [&](const NpzArrayHeader &header, std::string &) {
+    seen.push_back(header);
+    return header.name == "b" ? NpzVerdict::Skip : NpzVerdict::Read;
+  };
+  NamedTensors read;
+  ASSERT_TRUE(readNpz(path, read, error, skipB)) << error;
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].name, "a");
+  EXPECT_EQ(seen[0].member, "a.npy");
+  EXPECT_EQ(seen[0].dtype, DType::F32);
+  EXPECT_EQ(seen[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(seen[1].dtype, DType::I64);
+  EXPECT_EQ(seen[2].shape, std::vector<int64_t>{});
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].first, "a");
+  expectSameTensor(arrays[0].second, read[0].second);
+  EXPECT_EQ(read[1].first, "c");
+
+  // A refusal is the check's own message, and leaves `out` as it was.
+  auto refuseC = [](const NpzArrayHeader &header, std::string &message) {
+    message = "no " + header.name + " here";
+    return header.name == "c" ? NpzVerdict::Refuse : NpzVerdict::Read;
+  };
+  NamedTensors untouched = {{"stale", HostTensor()}};
+  EXPECT_FALSE(readNpz(path, untouched, error, refuseC));
+  EXPECT_EQ(error, "no c here");
+  ASSERT_EQ(untouched.size(), 1u);
+  EXPECT_EQ(untouched[0].first, "stale");
+}
+
 TEST(NpzTest, RejectsDuplicateNames) {
   TempDir dir;
   NamedTensors arrays;

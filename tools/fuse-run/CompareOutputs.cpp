@@ -14,6 +14,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::fuse;
 using ::fuse::DType;
@@ -53,49 +55,60 @@ LogicalResult mlir::fuse::compareOutputs(llvm::raw_ostream &os,
 
 FailureOr<std::vector<HostTensor>>
 mlir::fuse::loadExpected(const std::string &path, func::FuncOp func) {
+  std::vector<std::string> outputNames;
+  for (unsigned index = 0, e = func.getNumResults(); index < e; ++index)
+    outputNames.push_back(outputName(func, index));
+  // Arrays are checked from their headers before their data is inflated:
+  // one of the wrong type, or that no output takes, is never inflated. The
+  // problems are reported after the read, output by output.
+  std::vector<std::string> available, unused;
+  std::map<std::string, std::string> mismatched;
+  auto check = [&](const ::fuse::NpzArrayHeader &header, std::string &) {
+    available.push_back(header.name);
+    auto found = llvm::find(outputNames, header.name);
+    if (found == outputNames.end()) {
+      unused.push_back(header.name);
+      return ::fuse::NpzVerdict::Skip;
+    }
+    size_t index = found - outputNames.begin();
+    std::string output = "output '" + header.name + "' (result #" +
+                         std::to_string(index) + ")";
+    FailureOr<HostTensorType> type =
+        getHostTensorType(func.getResultTypes()[index]);
+    if (failed(type))
+      mismatched[header.name] = output + " has no tensor type of the fuse dialect";
+    else if (type->dtype != header.dtype || type->shape != header.shape)
+      mismatched[header.name] =
+          output + " is " + type->str() + " but '" + path + "' holds " +
+          ::fuse::typeString(header.dtype, header.shape) + " for it";
+    else
+      return ::fuse::NpzVerdict::Read;
+    return ::fuse::NpzVerdict::Skip;
+  };
   ::fuse::NamedTensors arrays;
   std::string error;
-  if (!::fuse::readNpz(path, arrays, error)) {
+  if (!::fuse::readNpz(path, arrays, error, check)) {
     (void)reportError("--expected: " + error);
     return failure();
   }
-  std::vector<std::string> available, outputNames;
-  for (auto &array : arrays)
-    available.push_back(array.first);
-  for (unsigned index = 0, e = func.getNumResults(); index < e; ++index)
-    outputNames.push_back(outputName(func, index));
 
   std::vector<HostTensor> expected;
   for (auto [index, name] : llvm::enumerate(outputNames)) {
-    std::string output = "output '" + name + "' (result #" +
-                         std::to_string(index) + ")";
+    if (auto bad = mismatched.find(name); bad != mismatched.end()) {
+      (void)reportError(bad->second);
+      return failure();
+    }
     auto found = llvm::find_if(arrays, [&](auto &array) {
       return array.first == name;
     });
     if (found == arrays.end()) {
-      (void)reportError(output + " has no expected array in '" + path +
-                        "' (it has: " + joinNames(available) + ")");
+      (void)reportError("output '" + name + "' (result #" +
+                        std::to_string(index) + ") has no expected array in '" +
+                        path + "' (it has: " + joinNames(available) + ")");
       return failure();
     }
-    FailureOr<HostTensorType> type =
-        getHostTensorType(func.getResultTypes()[index]);
-    if (failed(type)) {
-      (void)reportError(output + " has no tensor type of the fuse dialect");
-      return failure();
-    }
-    const HostTensor &array = found->second;
-    if (!type->matches(array)) {
-      (void)reportError(output + " is " + type->str() + " but '" +
-                        path + "' holds " + array.typeString() + " for it");
-      return failure();
-    }
-    expected.push_back(array);
+    expected.push_back(std::move(found->second));
   }
-
-  std::vector<std::string> unused;
-  for (const std::string &name : available)
-    if (!llvm::is_contained(outputNames, name))
-      unused.push_back(name);
   if (!unused.empty()) {
     (void)reportError("'" + path + "' has arrays that no output takes: " +
                       joinNames(unused) + " (outputs: " +

@@ -5,6 +5,8 @@
 #include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
+#include "fuse/Support/CheckedMath.h"
+#include "fuse/Support/HumanSize.h"
 #include "fuse/Support/Npy.h"
 
 #include "mlir/IR/Verifier.h"
@@ -15,6 +17,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -95,33 +98,111 @@ std::string mlir::fuse::joinNames(ArrayRef<std::string> names) {
   return text.empty() ? "nothing" : text;
 }
 
+LogicalResult mlir::fuse::checkHostMemory(func::FuncOp func, bool interprets,
+                                          bool expected,
+                                          std::optional<int64_t> limit) {
+  int64_t memory = limit ? *limit : hostMemoryBytes();
+  if (memory <= 0)
+    return success(); // this machine does not say; allocation will
+  InterpreterWorkingSet set;
+  if (interprets) {
+    set = interpreterWorkingSet(func);
+  } else {
+    // On the GPU without --check the host holds the inputs and outputs.
+    auto hold = [&](Value value) {
+      int64_t bytes = hostTensorBytes(value.getType());
+      set.bytes = ::fuse::saturatingAdd(set.bytes, bytes);
+      if (!set.largest || bytes > set.largestBytes) {
+        set.largest = value;
+        set.largestBytes = bytes;
+      }
+    };
+    for (BlockArgument argument : func.getArguments())
+      hold(argument);
+    for (Value result : func.getBody().front().getTerminator()->getOperands())
+      hold(result);
+  }
+  if (expected)
+    for (Type type : func.getResultTypes())
+      set.bytes = ::fuse::saturatingAdd(set.bytes, hostTensorBytes(type));
+  if (set.bytes <= memory)
+    return success();
+
+  std::string largest;
+  if (auto argument = llvm::dyn_cast<BlockArgument>(set.largest);
+      argument && argument.getOwner()->getParentOp() == func.getOperation()) {
+    unsigned index = argument.getArgNumber();
+    auto name = func.getArgAttrOfType<StringAttr>(index, "fuse.name");
+    largest = "argument #" + std::to_string(index) +
+              (name ? " '" + name.str() + "'" : std::string());
+  } else if (llvm::isa<BlockArgument>(set.largest)) {
+    largest = "a fusion body's copy of its operand";
+  } else {
+    largest = "the result of '" +
+              set.largest.getDefiningOp()->getName().getStringRef().str() + "'";
+  }
+  std::string type;
+  llvm::raw_string_ostream(type) << set.largest.getType();
+  auto bytes = [](int64_t n) {
+    return std::to_string(n) + " bytes (" + ::fuse::humanBytes(n) + ")";
+  };
+  mlir::emitError(set.largest.getLoc())
+      << "running @" << func.getSymName() << " needs "
+      << (set.bytes == std::numeric_limits<int64_t>::max() ? "over "
+                                                           : "about ")
+      << bytes(set.bytes) << " of host memory ("
+      << (interprets ? "the reference interpreter holds every argument and "
+                       "every op's result"
+                     : "its inputs and outputs")
+      << (expected ? ", and the --expected arrays" : "") << "), more than "
+      << (limit ? "--max-memory, " + bytes(memory)
+                : "this machine's " + bytes(memory) +
+                      " (--max-memory sets another limit)")
+      << "; the largest tensor is " << largest << ", " << type << ", "
+      << bytes(set.largestBytes);
+  return failure();
+}
+
 FailureOr<std::vector<HostTensor>>
 mlir::fuse::loadInputs(const std::string &path,
                        const std::vector<ArgumentInfo> &arguments) {
+  std::vector<std::string> argumentNames;
+  for (const ArgumentInfo &argument : arguments)
+    argumentNames.push_back(argument.name);
+  std::string expected = joinNames(argumentNames);
+  // Each array is checked against its argument from its header, before its
+  // data is inflated: an archive cannot make this process hold more than
+  // the graph's arguments, however far its members would inflate.
+  auto check = [&](const ::fuse::NpzArrayHeader &header, std::string &error) {
+    auto found = llvm::find_if(arguments, [&](const ArgumentInfo &argument) {
+      return argument.name == header.name;
+    });
+    if (found == arguments.end()) {
+      error = "'" + path + "' has an array '" + header.name +
+              "' that matches no argument (arguments: " + expected + ")";
+      return ::fuse::NpzVerdict::Refuse;
+    }
+    HostTensorType type = *getHostTensorType(found->type);
+    if (type.dtype != header.dtype || type.shape != header.shape) {
+      error = "input '" + found->name + "' (argument #" +
+              std::to_string(found - arguments.begin()) + ") must be " +
+              type.str() + " but '" + path + "' holds " +
+              ::fuse::typeString(header.dtype, header.shape);
+      return ::fuse::NpzVerdict::Refuse;
+    }
+    return ::fuse::NpzVerdict::Read;
+  };
   ::fuse::NamedTensors arrays;
   std::string error;
-  if (!::fuse::readNpz(path, arrays, error)) {
+  if (!::fuse::readNpz(path, arrays, error, check)) {
     (void)reportError(error);
     return failure();
   }
-  std::vector<std::string> arrayNames, argumentNames;
+  std::vector<std::string> arrayNames;
   for (auto &[name, tensor] : arrays)
     arrayNames.push_back(name);
-  for (const ArgumentInfo &argument : arguments)
-    argumentNames.push_back(argument.name);
-  std::string available = joinNames(arrayNames), expected = joinNames(argumentNames);
+  std::string available = joinNames(arrayNames);
 
-  for (auto &[name, tensor] : arrays) {
-    bool known = llvm::any_of(arguments, [&](const ArgumentInfo &argument) {
-      return argument.name == name;
-    });
-    if (!known) {
-      (void)reportError("'" + path + "' has an array '" + name +
-                        "' that matches no argument (arguments: " + expected +
-                        ")");
-      return failure();
-    }
-  }
   std::vector<HostTensor> inputs;
   for (auto [index, argument] : llvm::enumerate(arguments)) {
     auto found = llvm::find_if(arrays, [&](auto &array) {
@@ -133,40 +214,48 @@ mlir::fuse::loadInputs(const std::string &path,
                         "' (it has: " + available + ")");
       return failure();
     }
-    HostTensorType expectedType = *getHostTensorType(argument.type);
-    if (!expectedType.matches(found->second)) {
-      (void)reportError("input '" + argument.name + "' (argument #" +
-                        std::to_string(index) + ") must be " +
-                        expectedType.str() + " but '" + path +
-                        "' holds " + found->second.typeString());
-      return failure();
-    }
-    inputs.push_back(found->second);
+    inputs.push_back(std::move(found->second));
   }
   return inputs;
 }
 
-LogicalResult mlir::fuse::checkNoNan(const std::vector<HostTensor> &inputs,
-                                     const std::vector<ArgumentInfo> &arguments) {
+/// "2, 0" for element `linear` of a tensor of `shape` (row-major).
+static std::string positionOf(int64_t linear, const std::vector<int64_t> &shape) {
+  std::string where;
+  for (int64_t dim = static_cast<int64_t>(shape.size()) - 1; dim >= 0; --dim) {
+    where = std::to_string(linear % shape[dim]) + (where.empty() ? "" : ", ") +
+            where;
+    linear /= shape[dim];
+  }
+  return where;
+}
+
+LogicalResult mlir::fuse::checkFinite(const std::vector<HostTensor> &inputs,
+                                      const std::vector<ArgumentInfo> &arguments,
+                                      bool allowNan, bool allowInf) {
   for (auto [tensor, argument] : llvm::zip(inputs, arguments)) {
     if (!tensor.isFloat())
       continue;
-    int64_t count = 0, first = -1;
-    for (int64_t i = 0, e = tensor.numElements(); i < e; ++i)
-      if (std::isnan(tensor.floats()[i]) && count++ == 0)
-        first = i;
-    if (count == 0)
-      continue;
-    std::string where;
-    int64_t linear = first;
-    for (int64_t dim = tensor.rank() - 1; dim >= 0; --dim) {
-      where = std::to_string(linear % tensor.shape()[dim]) +
-              (where.empty() ? "" : ", ") + where;
-      linear /= tensor.shape()[dim];
+    int64_t nans = 0, infs = 0, firstNan = -1, firstInf = -1;
+    for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
+      float value = tensor.floats()[i];
+      if (std::isnan(value) && nans++ == 0)
+        firstNan = i;
+      else if (std::isinf(value) && infs++ == 0)
+        firstInf = i;
     }
-    return reportError("input '" + argument.name + "' holds " +
-                       std::to_string(count) + " NaN value(s), the first at [" +
-                       where + "]; pass --allow-nan to run anyway");
+    if (nans && !allowNan)
+      return reportError("input '" + argument.name + "' holds " +
+                         std::to_string(nans) + " NaN value(s), the first at [" +
+                         positionOf(firstNan, tensor.shape()) +
+                         "]; pass --allow-nan to run anyway");
+    if (infs && !allowInf)
+      return reportError("input '" + argument.name + "' holds " +
+                         std::to_string(infs) +
+                         " infinite value(s) (+Inf or -Inf), the first (" +
+                         (tensor.floats()[firstInf] > 0 ? "+Inf" : "-Inf") +
+                         ") at [" + positionOf(firstInf, tensor.shape()) +
+                         "]; pass --allow-inf to run anyway");
   }
   return success();
 }

@@ -12,6 +12,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,14 +43,26 @@ FailureOr<func::FuncOp> selectEntry(ModuleOp module, const std::string &entry,
 LogicalResult checkUniqueNames(func::FuncOp func,
                                const std::vector<ArgumentInfo> &arguments);
 
-/// Reads one array per argument from `path`, by argument name, and checks
-/// names, shapes and dtypes.
+/// Fails, before anything is allocated, when a run of `func` needs more host
+/// memory than `limit` (default: this machine's memory): with `interprets`
+/// the reference interpreter's working set (interpreterWorkingSet), else the
+/// inputs and outputs alone; with `expected` the reference arrays besides.
+/// The error is at the largest tensor's definition and names its type.
+LogicalResult checkHostMemory(func::FuncOp func, bool interprets, bool expected,
+                              std::optional<int64_t> limit);
+
+/// Reads one array per argument from `path`, by argument name, checking
+/// names, shapes and dtypes from each array's header before its data is
+/// inflated.
 FailureOr<std::vector<::fuse::HostTensor>>
 loadInputs(const std::string &path, const std::vector<ArgumentInfo> &arguments);
 
-/// Fails, naming the argument and the first position, if an input holds NaN.
-LogicalResult checkNoNan(const std::vector<::fuse::HostTensor> &inputs,
-                         const std::vector<ArgumentInfo> &arguments);
+/// Fails, naming the argument, the count and the first position, if an
+/// input holds NaN (unless `allowNan`) or +Inf/-Inf (unless `allowInf`):
+/// such an input is far more often a broken file than a meant value.
+LogicalResult checkFinite(const std::vector<::fuse::HostTensor> &inputs,
+                          const std::vector<ArgumentInfo> &arguments,
+                          bool allowNan, bool allowInf);
 
 /// Writes the outputs to an .npz, each named as outputName names it.
 LogicalResult saveOutputs(const std::string &path, func::FuncOp func,

@@ -1,7 +1,8 @@
 //===- fuse-run.cpp - Run a fuse graph ------------------------------------===//
 //
 //   fuse-run GRAPH.mlir --device=cpu [--entry NAME] [--seed N]
-//            [--inputs IN.npz] [--dump-outputs OUT.npz]
+//            [--inputs IN.npz] [--allow-nan] [--allow-inf] [--max-memory SIZE]
+//            [--dump-outputs OUT.npz]
 //            [--expected REF.npz [--tolerance X]] [--check-pipeline=PIPELINE]
 //   fuse-run GRAPH.mlir --device=cuda [--check] [--iters N] [--no-cuda-graph]
 //            [--profile] [--profile-json FILE] [--trace FILE] [--calibrate]
@@ -14,7 +15,10 @@
 // compares every output with a reference array of its name; with
 // --check-pipeline it also runs the graph after a pass pipeline on the same
 // inputs and compares every output, failing (exit 1) when a pass changed the
-// graph's meaning. Every error names what and where and exits with 1.
+// graph's meaning. Before any input is made or read, the host memory the run
+// needs (the interpreter's working set, or the inputs and outputs alone on
+// the GPU without --check) is checked against --max-memory, by default this
+// machine's memory. Every error names what and where and exits with 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +33,7 @@
 #include "fuse/Interpreter/Inputs.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/Comparison.h"
+#include "fuse/Support/HumanSize.h"
 #include "fuse/Support/Npy.h"
 #include "TestPasses.h"
 
@@ -82,7 +87,7 @@ static cl::opt<std::string> expectedPath(
     "expected",
     cl::desc("Compare the outputs with the arrays of this .npz (one per "
              "result, named by its fuse.name or out<N>); exit 1 if any "
-             "differs beyond its relative tolerance"),
+             "differs beyond its relative tolerance (--device=cpu)"),
     cl::cat(runCategory));
 static cl::opt<double> tolerance(
     "tolerance",
@@ -99,11 +104,25 @@ static cl::opt<bool> allowNan(
     "allow-nan", cl::init(false),
     cl::desc("Run even if an input holds NaN (else that is an error)"),
     cl::cat(runCategory));
+static cl::opt<bool> allowInf(
+    "allow-inf", cl::init(false),
+    cl::desc("Run even if an input holds +Inf or -Inf (else that is an "
+             "error), e.g. an additive attention mask"),
+    cl::cat(runCategory));
+static cl::opt<std::string> maxMemory(
+    "max-memory",
+    cl::desc("Refuse, before making or reading any input, a run whose host "
+             "memory (on the CPU, or with --check, an upper bound on what the "
+             "reference interpreter holds: every argument and every op's "
+             "result; else the inputs and outputs) exceeds this many bytes "
+             "(K, M, G, T: powers of 1024, e.g. 16G); default: this "
+             "machine's memory"),
+    cl::value_desc("size"), cl::cat(runCategory));
 static cl::opt<std::string> checkPipeline(
     "check-pipeline",
     cl::desc("Also run the graph after this pass pipeline (e.g. "
              "'canonicalize,cse') on the same inputs and compare the outputs "
-             "within dtype tolerances; exit 1 if any differs"),
+             "within dtype tolerances; exit 1 if any differs (--device=cpu)"),
     cl::cat(runCategory));
 
 static cl::OptionCategory cudaCategory("fuse-run --device=cuda options");
@@ -127,7 +146,8 @@ static cl::opt<std::string> pipeline(
     cl::cat(cudaCategory));
 static cl::opt<std::string> cacheDir(
     "cache-dir",
-    cl::desc("Cubin cache directory (default $FUSE_CACHE_DIR, else ~/.cache/fuse)"),
+    cl::desc("Cubin cache directory, created with mode 0700 (default "
+             "$FUSE_CACHE_DIR, else $XDG_CACHE_HOME/fuse, else ~/.cache/fuse)"),
     cl::cat(cudaCategory));
 static cl::opt<bool> noCache("no-cache", cl::init(false),
                              cl::desc("Compile every kernel, read and write no cache"),
@@ -190,6 +210,18 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (device == "cpu" && (check || noCudaGraph || iterations.getNumOccurrences()))
     return reportError("--check, --iters and --no-cuda-graph apply to "
                        "--device=cuda (use --expected or --check-pipeline on the CPU)");
+  if (device == "cuda" && (!expectedPath.empty() || checkPipeline.getNumOccurrences()))
+    return reportError("--expected and --check-pipeline apply to --device=cpu "
+                       "(on the GPU, --check compares every output with the "
+                       "reference interpreter)");
+  std::optional<int64_t> memoryLimit;
+  if (maxMemory.getNumOccurrences()) {
+    memoryLimit = ::fuse::parseHumanBytes(maxMemory);
+    if (!memoryLimit)
+      return reportError("--max-memory=" + maxMemory +
+                         " is not a size: give bytes, or a whole number with "
+                         "K, M, G or T (powers of 1024), e.g. 512M or 16G");
+  }
 
   OwningOpRef<ModuleOp> module = loadGraph(context, sourceMgr, graphPath);
   if (!module)
@@ -207,6 +239,11 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   std::vector<ArgumentInfo> arguments = describeArguments(*func, fallbackBound);
   if (failed(checkUniqueNames(*func, arguments)))
+    return failure();
+  // Before anything is allocated: what the run will hold on the host.
+  bool interprets = device == "cpu" || check;
+  if (failed(checkHostMemory(*func, interprets, !expectedPath.empty(),
+                             memoryLimit)))
     return failure();
 
   std::optional<double> expectedTolerance;
@@ -247,7 +284,7 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                            problem);
     inputs = randomInputs(arguments, seed);
   }
-  if (!allowNan && failed(checkNoNan(inputs, arguments)))
+  if (failed(checkFinite(inputs, arguments, allowNan, allowInf)))
     return failure();
 
 #ifdef FUSE_ENABLE_CUDA

@@ -52,6 +52,27 @@ FailureOr<HostTensorType> getHostTensorType(Type type);
 /// empty string.
 std::string hostTensorProblem(Type type);
 
+/// This machine's physical memory in bytes (0 when unknown).
+int64_t hostMemoryBytes();
+
+/// Bytes a host tensor of `type` takes (floats are held as f32, integers as
+/// i64), saturating at int64's maximum; 0 for a type the interpreter cannot
+/// hold.
+int64_t hostTensorBytes(Type type);
+
+/// What interpret() holds while it runs a function: it keeps every argument
+/// and every op's result until the function returns, and a fusion's body
+/// runs on copies of its operands, so the sum of all of them (nested ones
+/// included) bounds its memory from above.
+struct InterpreterWorkingSet {
+  /// The sum, saturating at int64's maximum.
+  int64_t bytes = 0;
+  /// The largest value and its bytes.
+  Value largest;
+  int64_t largestBytes = 0;
+};
+InterpreterWorkingSet interpreterWorkingSet(func::FuncOp func);
+
 /// A zero-filled host tensor of `type`; failure when hostTensorProblem says
 /// why not.
 FailureOr<::fuse::HostTensor> makeHostTensor(Type type);

@@ -27,6 +27,15 @@
 //
 // An .npz file is a zip archive with one NAME.npy member per array, stored
 // (np.savez) or deflated (np.savez_compressed); writeNpz stores them.
+// readNpz inflates a member lazily: it reads the member's .npy header first
+// and hands the array's name, dtype and shape to the caller's check, which
+// says whether the data is wanted before any of it is inflated. A reader
+// that knows what each array must be (fuse-run: the graph's argument types)
+// refuses an oversized or unexpected array at its header, so a small archive
+// that would inflate to gigabytes grows no memory. Data is then read in
+// chunks, never more than the header and the member's declared size allow,
+// and the member's CRC is checked at its end. Two members that name one
+// array ("x.npy" twice, or "x.npy" and "x") are an error.
 //
 // Errors never abort: the readers and writers return false and set `error` to
 // a one-line message that names the file (and the archive member) and says
@@ -42,6 +51,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +71,30 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error);
 bool writeNpy(const std::string &path, const HostTensor &t,
               std::string &error);
 
-/// Reads every member of the archive as an .npy array. Directory entries are
-/// skipped; a member whose name lacks ".npy" keeps its full name.
-bool readNpz(const std::string &path, NamedTensors &out, std::string &error);
+/// An array of an .npz archive as its .npy header describes it, before its
+/// data is read.
+struct NpzArrayHeader {
+  /// The array's name (the member's without ".npy") and the member's.
+  std::string name, member;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// What readNpz does with an array, decided from its header alone.
+enum class NpzVerdict {
+  Read,   ///< inflate and return it
+  Skip,   ///< leave it out, uninflated
+  Refuse, ///< fail the read with the check's message
+};
+using NpzArrayCheck =
+    std::function<NpzVerdict(const NpzArrayHeader &header, std::string &error)>;
+
+/// Reads the members of the archive as .npy arrays. Directory entries are
+/// skipped; a member whose name lacks ".npy" keeps its full name. `check`
+/// (if given) sees each array's header before its data is inflated; when it
+/// refuses one, `error` is its message as it set it.
+bool readNpz(const std::string &path, NamedTensors &out, std::string &error,
+             const NpzArrayCheck &check = nullptr);
 /// Writes an archive of stored NAME.npy members, in order, replacing `path`.
 /// Duplicate names are an error and leave `path` untouched.
 bool writeNpz(const std::string &path, const NamedTensors &arrays,
