@@ -15,6 +15,8 @@
 // RUN: fuse-run %s --entry lone_ops --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
 // RUN: fuse-run %s --entry attention --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
 // RUN: fuse-run %s --entry bounded_inputs --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
+// RUN: fuse-run %s --entry middle_dimension --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
+// RUN: fuse-run %s --entry middle_dimension_wide --check-pipeline=fuse-form-fusions | FileCheck %s --check-prefix=SAME
 // SAME: check-pipeline: PASS
 
 // A pointwise chain is one loop kernel.
@@ -256,18 +258,42 @@ func.func @bounded_inputs(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32
 // -----
 
 // A reduction over a middle dimension (grouped-query attention's backward
-// sums the heads that share a key) has no template: it becomes a row
-// reduction of a transposed view, reshaped back under keepdim.
+// sums the heads that share a key) has no template. Over a few f32
+// elements it is unrolled: slices of the operand added (or maxed) in
+// index order, elementwise, one loop kernel with no reduction in it.
 // CHECK-LABEL: func.func @middle_dimension
-// CHECK: fuse.transpose %{{.+}}, permutation = [0, 1, 3, 4, 2]
-// CHECK: fuse.fusion row_reduction
-// CHECK: fuse.reduce max %{{.+}}, dims = [4] : (tensor<2x2x32x16x2xf32>) -> tensor<2x2x32x16xf32>
-// CHECK-NEXT: fuse.reshape %{{.+}} : (tensor<2x2x32x16xf32>) -> tensor<2x2x1x32x16xf32>
-// CHECK: fuse.fusion row_reduction
-// CHECK: fuse.reduce sum %{{.+}}, dims = [4] : (tensor<2x2x32x16x2xf32>) -> tensor<2x2x32x16xf32>
-// CHECK-NOT: dims = [2]
+// CHECK-NOT: fuse.transpose
+// CHECK: fuse.fusion loop
+// CHECK-DAG: fuse.slice %{{.+}}, start = [0, 0, 1, 0, 0], limit = [2, 2, 2, 32, 16], stride = [1, 1, 1, 1, 1]
+// CHECK-DAG: fuse.add
+// CHECK-DAG: fuse.maximum
+// CHECK-NOT: fuse.reduce
+// CHECK: return
 func.func @middle_dimension(%x: tensor<2x2x2x32x16xf32>) -> (tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>) {
   %s = fuse.reduce sum %x, dims = [2] : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x32x16xf32>
   %m = fuse.reduce max %x, dims = [2] keepdim : (tensor<2x2x2x32x16xf32>) -> tensor<2x2x1x32x16xf32>
   return %s, %m : tensor<2x2x32x16xf32>, tensor<2x2x1x32x16xf32>
+}
+
+// -----
+
+// Over more elements (or in a narrow type, whose reduction accumulates in
+// f32) it becomes a row reduction of a transposed view, reshaped back
+// under keepdim.
+// CHECK-LABEL: func.func @middle_dimension_wide
+// CHECK: fuse.transpose %{{.+}}, permutation = [0, 2, 3, 1]
+// CHECK: fuse.fusion row_reduction
+// CHECK: fuse.reduce sum %{{.+}}, dims = [3] : (tensor<2x8x4x16xf32>) -> tensor<2x8x4xf32>
+// CHECK-NEXT: fuse.reshape %{{.+}} : (tensor<2x8x4xf32>) -> tensor<2x1x8x4xf32>
+// CHECK-LABEL: func.func @middle_dimension_bf16
+// CHECK: fuse.transpose
+// CHECK: fuse.reduce sum %{{.+}}, dims = [4]
+func.func @middle_dimension_wide(%x: tensor<2x16x8x4xf32>) -> tensor<2x1x8x4xf32> {
+  %s = fuse.reduce sum %x, dims = [1] keepdim : (tensor<2x16x8x4xf32>) -> tensor<2x1x8x4xf32>
+  return %s : tensor<2x1x8x4xf32>
+}
+
+func.func @middle_dimension_bf16(%x: tensor<2x2x3x32x16xbf16>) -> tensor<2x2x32x16xbf16> {
+  %s = fuse.reduce sum %x, dims = [2] : (tensor<2x2x3x32x16xbf16>) -> tensor<2x2x32x16xbf16>
+  return %s : tensor<2x2x32x16xbf16>
 }
