@@ -28,6 +28,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <chrono>
 #include <mutex>
 
 using namespace mlir;
@@ -101,11 +102,19 @@ FuseExecutable *compile(const char *text, size_t size,
     return nullptr;
   };
 
+  std::vector<mlir::fuse::PhaseTime> phases;
+  auto started = std::chrono::steady_clock::now();
+  auto lap = [&](const char *name) {
+    auto now = std::chrono::steady_clock::now();
+    phases.push_back({name, std::chrono::duration<double>(now - started).count()});
+    started = now;
+  };
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failWith("cannot parse " + sourceName);
   if (failed(mlir::fuse::verifyGraphTypes(*module)))
     return failWith("unsupported types in " + sourceName);
+  lap("parse and verify");
   std::string error;
   std::string where = opts.source_name && *opts.source_name
                           ? "'" + sourceName + "'"
@@ -118,7 +127,8 @@ FuseExecutable *compile(const char *text, size_t size,
   // already; running the pipeline again would plan it twice.
   if (!mlir::fuse::isPlanned(*func)) {
     std::string name = (*func).getSymName().str();
-    if (failed(mlir::fuse::runPipeline(*module, pipeline, "pipeline", error)))
+    if (failed(mlir::fuse::runPipeline(*module, pipeline, "pipeline", error,
+                                       &phases)))
       return failWith(error);
     func = module->lookupSymbol<func::FuncOp>(name);
     if (!*func)
@@ -131,11 +141,16 @@ FuseExecutable *compile(const char *text, size_t size,
       return failWith(error);
     arch = *current;
   }
+  started = std::chrono::steady_clock::now();
   FailureOr<rt::Executable> executable =
       ::fuse::codegen::buildExecutable(*func, {arch});
   if (failed(executable))
     return failWith("code generation failed for @" + (*func).getSymName().str());
-  return new FuseExecutable{std::move(*executable)};
+  lap("code generation");
+  auto *result = new FuseExecutable{std::move(*executable), {}};
+  for (const mlir::fuse::PhaseTime &phase : phases)
+    result->compilePhases.emplace_back(phase.name, phase.seconds);
+  return result;
 }
 
 void writeTensors(llvm::json::OStream &json, const char *key,
@@ -173,7 +188,8 @@ std::vector<std::pair<int64_t, int64_t>> donatedPairs(const rt::Executable &exe)
   return pairs;
 }
 
-std::string describe(const rt::Executable &exe) {
+std::string describe(const FuseExecutable &handle) {
+  const rt::Executable &exe = handle.executable;
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os);
@@ -207,6 +223,13 @@ std::string describe(const rt::Executable &exe) {
       for (int64_t step : rt::outputLastUse(exe))
         json.value(step);
     });
+    json.attributeArray("compile_phases", [&] {
+      for (const auto &[name, seconds] : handle.compilePhases)
+        json.array([&] {
+          json.value(name);
+          json.value(seconds);
+        });
+    });
   });
   os.flush();
   return text;
@@ -238,7 +261,7 @@ FuseExecutable *fuseLoadExecutable(const char *path) {
     rt::StatusOr<rt::Executable> executable = rt::readExecutableFile(path);
     if (!executable)
       return fail<FuseExecutable *>(executable.status(), nullptr);
-    return new FuseExecutable{std::move(*executable)};
+    return new FuseExecutable{std::move(*executable), {}};
   });
 }
 
@@ -258,7 +281,7 @@ char *fuseDescribeExecutable(const FuseExecutable *executable) {
   return guarded<char *>("fuseDescribeExecutable", nullptr, [&]() -> char * {
     if (!checkHandle(executable, "fuseDescribeExecutable", "executable"))
       return nullptr;
-    return copyString(describe(executable->executable));
+    return copyString(describe(*executable));
   });
 }
 

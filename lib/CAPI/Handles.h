@@ -15,6 +15,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fuse::runtime {
 class Executor;
@@ -22,6 +24,9 @@ class Executor;
 
 struct FuseExecutable {
   fuse::runtime::Executable executable;
+  /// Where fuseCompile's time went (parse and verify, each pass, code
+  /// generation), in order; empty for an executable read from a file.
+  std::vector<std::pair<std::string, double>> compilePhases;
 };
 
 struct FuseSession {

@@ -306,7 +306,14 @@ class CompiledGraph:
         """Prints the phase report if FUSE_LOG asks for `compile`."""
         notes = {"compile": "from the cache" if self.cache_hit else "compiled",
                  "load": _phases.describe_load(self.session_report)}
-        _phases.report(what or f"@{self.signature['entry']}", self.phases, notes)
+        _phases.report(what or f"@{self.signature['entry']}", self.phases, notes, self.compile_parts)
+
+    @property
+    def compile_parts(self):
+        """[(part, seconds)] of libFuseC's compile: parse and verify, each
+        pass of the pipeline, code generation (empty for an executable
+        read from the cache)."""
+        return [(str(name), float(seconds)) for name, seconds in self.signature.get("compile_phases", [])]
 
     def _require_session(self):
         if self.session is None:

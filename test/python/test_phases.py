@@ -36,9 +36,17 @@ def test_fuse_compile_reports_its_phases_when_asked(monkeypatch, capsys, tmp_pat
     assert "[fuse] compile phases of mlp:" in err
     assert "pipeline and code generation" in err and "compiled" in err
     assert list(compiled.phases)[0] == "compile" and compiled.phases["compile"] > 0
+    # libFuseC's share, part by part: parsing, every pass of the pipeline,
+    # code generation; together no more than the whole compile.
+    parts = dict(compiled.compile_parts)
+    assert list(parts)[0] == "parse and verify" and list(parts)[-1] == "code generation"
+    assert "fuse-form-fusions" in parts and "fuse-plan-memory" in parts
+    assert sum(parts.values()) <= compiled.phases["compile"]
+    assert "    fuse-form-fusions" in err
     # The second time the executable comes from the on-disk cache, and says so.
     again = fuse.compile(MLP, arch="sm_90a", cache_dir=tmp_path, name="mlp")
     assert again.cache_hit and "from the cache" in capsys.readouterr().err
+    assert again.compile_parts == []  # nothing was compiled
 
 
 def test_nothing_is_printed_without_fuse_log(monkeypatch, capsys, tmp_path):

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::fuse {
 
@@ -27,11 +28,20 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef entry,
                                           StringRef where, StringRef hint,
                                           std::string &error);
 
+/// Wall time of one phase of a compile (a pass, parsing, code generation).
+struct PhaseTime {
+  std::string name;
+  double seconds = 0;
+};
+
 /// Parses `pipeline` (MLIR's textual form; `flag` names it in messages, e.g.
 /// "--pipeline") and runs it on `module` in place. The pipeline's own
 /// diagnostics go to the context's handler; `error` says which step failed.
+/// With `passTimes`, each pass's wall time is appended to it, by the pass's
+/// argument (summed over its runs, in the order passes first ran).
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline, StringRef flag,
-                          std::string &error);
+                          std::string &error,
+                          std::vector<PhaseTime> *passTimes = nullptr);
 
 /// Whether fuse-plan-memory has run on `func` (it has `fuse.arena_size`):
 /// such a graph goes to code generation as it is.
