@@ -150,6 +150,54 @@ def select_scatter(cx, node, base, source, dim, index):
     return slice_scatter(cx, node, base, source, dim, index, index + 1)
 
 
+def _zeros_around(cx, grad, dim, start, out):
+    """`out`-shaped zeros with `grad` at [start, start + its size) along
+    `dim`: the gradient of a slice or a select (concatenated, no scatter)."""
+    size = grad.shape[dim]
+    pieces = []
+    for length in (start, None, out.shape[dim] - start - size):
+        if length is None:
+            pieces.append(grad)
+        elif length > 0:
+            shape = list(out.shape)
+            shape[dim] = length
+            pieces.append(cx.splat(0, TensorType(shape, out.element)))
+    return concat(cx, pieces, dim, out)
+
+
+@handles("aten.slice_backward.default")
+def slice_backward(cx, node, grad, input_sizes, dim, start, end, step):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    start, end = _slice_bounds(out.shape[dim], start, end)
+    if int(step) != 1:
+        raise Unsupported("slice_backward with a step")
+    return _zeros_around(cx, operand(cx, grad, grad.shape, out.element), dim, start, out)
+
+
+@handles("aten.select_backward.default")
+def select_backward(cx, node, grad, input_sizes, dim, index):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    index = int(index) + (out.shape[dim] if int(index) < 0 else 0)
+    shape = list(out.shape)
+    shape[dim] = 1
+    grad = reshape(cx, operand(cx, grad, grad.shape, out.element), shape)
+    return _zeros_around(cx, grad, dim, index, out)
+
+
+@handles("aten.stack.default")
+def stack(cx, node, tensors, dim=0):
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    pieces = []
+    for x in tensors:
+        shape = list(x.shape)
+        shape.insert(dim, 1)
+        pieces.append(reshape(cx, operand(cx, x, x.shape, out.element), shape))
+    return concat(cx, pieces, dim, out)
+
+
 @handles("aten.constant_pad_nd.default")
 def constant_pad_nd(cx, node, x, pad, value=0):
     out = cx.node_type()

@@ -1,0 +1,333 @@
+"""Small plain-PyTorch blocks with the ops that set each transformer family
+apart, written after the HuggingFace implementations (no transformers
+needed): what an unseen model brings to the exporter. Each block takes
+token ids (or pixels, or features) and returns logits; the tests train and
+infer them through the exporter on the CPU reference interpreter.
+
+  roberta     position ids from the padding mask (cumsum), an additive
+              mask from padding, post-LN, erf GELU
+  distilbert  masked_fill of the scores with finfo.min where padded
+  t5          relative position buckets (log, where, min), RMSNorm without
+              mean or bias, unscaled attention with a float bias, ReLU,
+              an encoder-decoder with cross attention
+  gemma       embedding scaled by sqrt(d), RMSNorm with (1 + weight),
+              one key-value head, GeGLU (tanh GELU), rotary
+  neox        fused QKV split by view, partial rotary (a quarter of the
+              head), parallel residual
+  vit         a patch-embedding convolution, a class token concatenated,
+              learnt position embeddings, pre-LN
+  whisper     a 1-D convolution front end with GELU, sinusoidal positions
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, D, HEADS, T, B = 64, 32, 4, 12, 2
+PAD = 1
+
+
+def _attention_by_hand(q, k, v, attn_mask=None, is_causal=False):
+    """F.scaled_dot_product_attention's math, for torch 1.13 (which lacks it)."""
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if is_causal:
+        t, s = scores.shape[-2:]
+        scores = scores.masked_fill(torch.ones(t, s, dtype=torch.bool).triu(1), float("-inf"))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    return torch.softmax(scores, dim=-1) @ v
+
+
+sdpa = getattr(F, "scaled_dot_product_attention", _attention_by_hand)
+
+
+def token_batch(seed=0, padded=True):
+    """Token ids [B, T] (right-padded rows of varied length) and targets."""
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(2, VOCAB, (B, T), generator=generator)
+    if padded:
+        ids[0, T - 4:] = PAD
+        ids[1, T - 1:] = PAD
+    targets = torch.randint(0, VOCAB, (B, T), generator=generator)
+    return ids, targets
+
+
+def split_heads(x, heads):
+    b, t, d = x.shape
+    return x.view(b, t, heads, d // heads).transpose(1, 2)
+
+
+def merge_heads(x):
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rotary(positions, dim, base=10000.0):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+    freqs = positions.float()[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+class RobertaBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D, padding_idx=PAD)
+        self.positions = nn.Embedding(T + PAD + 1, D, padding_idx=PAD)
+        self.norm0 = nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.out = nn.Linear(D, D)
+        self.norm1 = nn.LayerNorm(D)
+        self.up, self.down = nn.Linear(D, 2 * D), nn.Linear(2 * D, D)
+        self.norm2 = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        mask = ids.ne(PAD).int()
+        positions = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + PAD
+        x = self.norm0(self.tokens(ids) + self.positions(positions))
+        additive = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        q, k, v = (split_heads(p, HEADS) for p in self.qkv(x).chunk(3, dim=-1))
+        a = sdpa(q, k, v, attn_mask=additive)
+        x = self.norm1(x + self.out(merge_heads(a)))
+        x = self.norm2(x + self.down(F.gelu(self.up(x))))
+        return self.head(x)
+
+
+class DistilBertBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.positions = nn.Embedding(T, D)
+        self.norm0 = nn.LayerNorm(D, eps=1e-12)
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.norm1 = nn.LayerNorm(D, eps=1e-12)
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        mask = ids.ne(PAD)
+        x = self.norm0(self.tokens(ids) + self.positions(torch.arange(ids.shape[1])))
+        q = split_heads(self.q(x), HEADS) / math.sqrt(D // HEADS)
+        k, v = split_heads(self.k(x), HEADS), split_heads(self.v(x), HEADS)
+        scores = q @ k.transpose(-1, -2)
+        scores = scores.masked_fill((mask == 0)[:, None, None, :], torch.finfo(scores.dtype).min)
+        a = torch.softmax(scores, dim=-1) @ v
+        x = self.norm1(x + self.o(merge_heads(a)))
+        return self.head(x)
+
+
+def t5_buckets(query_length, key_length, bidirectional, buckets=8, max_distance=16):
+    context = torch.arange(query_length)[:, None]
+    memory = torch.arange(key_length)[None, :]
+    relative = memory - context
+    result = torch.zeros_like(relative)
+    if bidirectional:
+        buckets //= 2
+        result += (relative > 0).long() * buckets
+        relative = torch.abs(relative)
+    else:
+        relative = -torch.min(relative, torch.zeros_like(relative))
+    exact = buckets // 2
+    small = relative < exact
+    large = exact + (torch.log(relative.float() / exact) / math.log(max_distance / exact)
+                     * (buckets - exact)).long()
+    large = torch.min(large, torch.full_like(large, buckets - 1))
+    return result + torch.where(small, relative, large)
+
+
+class T5Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(D) + 0.1 * torch.randn(D))
+
+    def forward(self, x):
+        variance = x.float().pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + 1e-6))
+
+
+class T5Attention(nn.Module):
+    def __init__(self, bias):
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D, bias=False) for _ in range(4))
+        self.bias = nn.Embedding(8, HEADS) if bias else None
+
+    def forward(self, x, memory, bidirectional, position_bias=None, mask=None):
+        q, k, v = split_heads(self.q(x), HEADS), split_heads(self.k(memory), HEADS), split_heads(self.v(memory), HEADS)
+        if position_bias is None:
+            buckets = t5_buckets(x.shape[1], memory.shape[1], bidirectional)
+            position_bias = self.bias(buckets).permute(2, 0, 1)[None]
+            if mask is not None:
+                position_bias = position_bias + mask
+        scores = q @ k.transpose(-1, -2) + position_bias  # T5 does not scale
+        return self.o(merge_heads(torch.softmax(scores.float(), dim=-1).type_as(scores) @ v)), position_bias
+
+
+class T5Block(nn.Module):
+    """One encoder layer and one decoder layer (self and cross attention)."""
+
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Embedding(VOCAB, D)
+        self.enc_norm, self.enc_attn = T5Norm(), T5Attention(bias=True)
+        self.enc_ff_norm, self.enc_wi, self.enc_wo = T5Norm(), nn.Linear(D, 2 * D, bias=False), nn.Linear(2 * D, D, bias=False)
+        self.enc_final = T5Norm()
+        self.dec_norm, self.dec_attn = T5Norm(), T5Attention(bias=True)
+        self.cross_norm, self.cross_attn = T5Norm(), T5Attention(bias=False)
+        self.dec_final = T5Norm()
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids, decoder_ids):
+        x = self.shared(ids)
+        a, _ = self.enc_attn(self.enc_norm(x), self.enc_norm(x), True)
+        x = x + a
+        x = x + self.enc_wo(F.relu(self.enc_wi(self.enc_ff_norm(x))))
+        memory = self.enc_final(x)
+        y = self.shared(decoder_ids)
+        t = decoder_ids.shape[1]
+        causal = torch.triu(torch.full((t, t), torch.finfo(torch.float32).min), diagonal=1)
+        a, _ = self.dec_attn(self.dec_norm(y), self.dec_norm(y), False, mask=causal)
+        y = y + a
+        zero_bias = torch.zeros(1, HEADS, t, memory.shape[1])
+        c, _ = self.cross_attn(self.cross_norm(y), memory, True, position_bias=zero_bias)
+        y = self.dec_final(y + c)
+        return self.head(y * D ** -0.5)
+
+
+class GemmaBlock(nn.Module):
+    KV_HEADS, HEAD_DIM = 1, 16
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.norm_weight = nn.Parameter(0.1 * torch.randn(D))
+        self.q = nn.Linear(D, HEADS * self.HEAD_DIM, bias=False)
+        self.kv = nn.Linear(D, 2 * self.KV_HEADS * self.HEAD_DIM, bias=False)
+        self.o = nn.Linear(HEADS * self.HEAD_DIM, D, bias=False)
+        self.gate, self.up = nn.Linear(D, 2 * D, bias=False), nn.Linear(D, 2 * D, bias=False)
+        self.down = nn.Linear(2 * D, D, bias=False)
+
+    def norm(self, x):
+        x32 = x.float()
+        y = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * (1.0 + self.norm_weight.float())).type_as(x)
+
+    def forward(self, ids):
+        x = self.tokens(ids) * torch.tensor(D ** 0.5, dtype=torch.float32)
+        h = self.norm(x)
+        b, t, _ = h.shape
+        q = self.q(h).view(b, t, HEADS, self.HEAD_DIM).transpose(1, 2)
+        k, v = self.kv(h).view(b, t, 2, self.KV_HEADS, self.HEAD_DIM).permute(2, 0, 3, 1, 4)
+        cos, sin = rotary(torch.arange(t), self.HEAD_DIM)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k[:, :, None].expand(b, self.KV_HEADS, HEADS // self.KV_HEADS, t, self.HEAD_DIM).reshape(b, HEADS, t, -1)
+        v = v[:, :, None].expand(b, self.KV_HEADS, HEADS // self.KV_HEADS, t, self.HEAD_DIM).reshape(b, HEADS, t, -1)
+        a = sdpa(q, k, v, is_causal=True)
+        x = x + self.o(merge_heads(a))
+        h = self.norm(x)
+        x = x + self.down(F.gelu(self.gate(h), approximate="tanh") * self.up(h))
+        return self.norm(x) @ self.tokens.weight.t()
+
+
+class NeoXBlock(nn.Module):
+    ROTARY = 2  # of the head's 8 dimensions
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.ln_attn, self.ln_mlp, self.ln_final = nn.LayerNorm(D), nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.dense = nn.Linear(D, D)
+        self.up, self.down = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        b, t, _ = x.shape
+        qkv = self.qkv(self.ln_attn(x)).view(b, t, HEADS, 3 * (D // HEADS)).permute(0, 2, 1, 3)
+        q, k, v = qkv.chunk(3, dim=-1)
+        cos, sin = rotary(torch.arange(t), self.ROTARY)
+        q_rot, q_pass = q[..., :self.ROTARY], q[..., self.ROTARY:]
+        k_rot, k_pass = k[..., :self.ROTARY], k[..., self.ROTARY:]
+        q = torch.cat((q_rot * cos + rotate_half(q_rot) * sin, q_pass), dim=-1)
+        k = torch.cat((k_rot * cos + rotate_half(k_rot) * sin, k_pass), dim=-1)
+        a = sdpa(q, k, v, is_causal=True)
+        # Parallel residual: attention and MLP both read x.
+        x = x + self.dense(merge_heads(a)) + self.down(F.gelu(self.up(self.ln_mlp(x))))
+        return self.head(self.ln_final(x))
+
+
+class ViTBlock(nn.Module):
+    PATCH, IMAGE, CLASSES = 4, 8, 10
+
+    def __init__(self):
+        super().__init__()
+        self.patches = nn.Conv2d(3, D, kernel_size=self.PATCH, stride=self.PATCH)
+        count = (self.IMAGE // self.PATCH) ** 2
+        self.cls = nn.Parameter(0.02 * torch.randn(1, 1, D))
+        self.positions = nn.Parameter(0.02 * torch.randn(1, count + 1, D))
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(D, eps=1e-12), nn.LayerNorm(D, eps=1e-12), nn.LayerNorm(D)
+        self.qkv, self.o = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.up, self.down = nn.Linear(D, 2 * D), nn.Linear(2 * D, D)
+        self.head = nn.Linear(D, self.CLASSES)
+
+    def forward(self, pixels):
+        x = self.patches(pixels).flatten(2).transpose(1, 2)
+        x = torch.cat((self.cls.expand(x.shape[0], -1, -1), x), dim=1) + self.positions
+        q, k, v = (split_heads(p, HEADS) for p in self.qkv(self.norm1(x)).chunk(3, dim=-1))
+        x = x + self.o(merge_heads(sdpa(q, k, v)))
+        x = x + self.down(F.gelu(self.up(self.norm2(x))))
+        return self.head(self.norm3(x)[:, 0])
+
+
+class WhisperEncoderBlock(nn.Module):
+    MELS, FRAMES, CLASSES = 8, 24, 10
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(self.MELS, D, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(D, D, kernel_size=3, stride=2, padding=1)
+        frames = self.FRAMES // 2
+        inv = torch.exp(-math.log(10000) / (D // 2 - 1) * torch.arange(D // 2))
+        scaled = torch.arange(frames)[:, None] * inv[None, :]
+        self.register_buffer("positions", torch.cat([scaled.sin(), scaled.cos()], dim=1))
+        self.norm1, self.norm2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.q, self.k, self.v, self.o = nn.Linear(D, D), nn.Linear(D, D, bias=False), nn.Linear(D, D), nn.Linear(D, D)
+        self.head = nn.Linear(D, self.CLASSES)
+
+    def forward(self, features):
+        x = F.gelu(self.conv2(F.gelu(self.conv1(features)))).permute(0, 2, 1) + self.positions
+        h = self.norm1(x)
+        q, k, v = split_heads(self.q(h), HEADS), split_heads(self.k(h), HEADS), split_heads(self.v(h), HEADS)
+        x = x + self.o(merge_heads(sdpa(q, k, v)))
+        return self.head(self.norm2(x).mean(dim=1))
+
+
+def batch_for(name, seed=0):
+    """(inputs tuple, targets tensor, loss function) for block `name`."""
+    generator = torch.Generator().manual_seed(seed)
+    if name == "vit":
+        pixels = torch.randn(B, 3, ViTBlock.IMAGE, ViTBlock.IMAGE, generator=generator)
+        return (pixels,), torch.randint(0, ViTBlock.CLASSES, (B,), generator=generator), F.cross_entropy
+    if name == "whisper":
+        features = torch.randn(B, WhisperEncoderBlock.MELS, WhisperEncoderBlock.FRAMES, generator=generator)
+        targets = torch.randint(0, WhisperEncoderBlock.CLASSES, (B,), generator=generator)
+        return (features,), targets, F.cross_entropy
+    ids, targets = token_batch(seed, padded=name in ("roberta", "distilbert", "t5"))
+
+    def lm_loss(logits, targets):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    if name == "t5":
+        decoder_ids = torch.randint(2, VOCAB, (B, T // 2), generator=generator)
+        return (ids, decoder_ids), targets[:, :T // 2], lm_loss
+    return (ids,), targets, lm_loss
+
+
+BLOCKS = {"roberta": RobertaBlock, "distilbert": DistilBertBlock, "t5": T5Block, "gemma": GemmaBlock,
+          "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock}
