@@ -10,6 +10,7 @@
 
 #include "fuse/Codegen/Codegen.h"
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/GraphParsing.h"
 #include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
@@ -109,7 +110,7 @@ FuseExecutable *compile(const char *text, size_t size,
     phases.push_back({name, std::chrono::duration<double>(now - started).count()});
     started = now;
   };
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::fuse::parseGraph(sourceMgr, &context);
   if (!module)
     return failWith("cannot parse " + sourceName);
   if (failed(mlir::fuse::verifyGraphTypes(*module)))

@@ -143,6 +143,29 @@ TEST(CApi, DynamicAndOversizedGraphsAreRefused) {
   EXPECT_THAT(fuseLastError(), HasSubstr("too large (over 2^48 bytes"));
 }
 
+// Text nested past what MLIR's recursive parser survives is refused before
+// it parses (GraphParsing.h): an error with line, column and the limit, not
+// a stack overflow in the caller's process.
+TEST(CApi, DeeplyNestedTextIsRefusedBeforeParsing) {
+  std::string dense = "func.func @f() -> tensor<1xf32> {\n"
+                      "  %c = fuse.constant dense<" + std::string(30000, '[') +
+                      "1.0" + std::string(30000, ']') +
+                      "> : tensor<1xf32>\n  return %c : tensor<1xf32>\n}\n";
+  EXPECT_FALSE(compile(dense));
+  EXPECT_THAT(fuseLastError(), HasSubstr("cannot parse scale.mlir"));
+  EXPECT_THAT(fuseLastError(),
+              HasSubstr("scale.mlir:2:282: error: brackets nest deeper than "
+                        "256 levels here"));
+  std::string aliases = "!t0 = tuple<f32>\n";
+  for (int i = 1; i < 40; ++i)
+    aliases += "!t" + std::to_string(i) + " = tuple<!t" + std::to_string(i - 1) +
+               ", !t" + std::to_string(i - 1) + ">\n";
+  aliases += "func.func @f(%x: !t39) {\n  return\n}\n";
+  EXPECT_FALSE(compile(aliases));
+  EXPECT_THAT(fuseLastError(), HasSubstr("alias '!t20' stands for more than 16 "
+                                         "MiB of text"));
+}
+
 TEST(CApi, BadPipelineAndEntryAreNamed) {
   EXPECT_FALSE(compile(kGraph, "fuse-pipeline{amp=f8}"));
   EXPECT_THAT(fuseLastError(), HasSubstr("fuse-pipeline{amp=f8}"));

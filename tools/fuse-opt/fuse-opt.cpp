@@ -7,11 +7,14 @@
 // Before any pass named on the command line (or none), every input goes
 // through the graph type check (GraphVerification.h): op verifiers cannot
 // see a function whose arguments are dynamic or too large, and such a graph
-// would otherwise print back as if valid.
+// would otherwise print back as if valid. Before MLIR's parser sees the
+// text, it is checked for nesting the parser cannot survive
+// (GraphParsing.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Dialect/Fuse/IR/FuseDialect.h"
+#include "fuse/Dialect/Fuse/IR/GraphParsing.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "TestPasses.h"
@@ -24,6 +27,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -57,6 +61,17 @@ int main(int argc, char **argv) {
   if (!input) {
     llvm::errs() << error << "\n";
     return 1;
+  }
+  {
+    // The parser recurses per level of nesting: refuse what would overflow
+    // its stack, at its line and column, before MlirOptMain parses.
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(), false),
+        llvm::SMLoc());
+    if (mlir::failed(mlir::fuse::checkGraphText(
+            sourceMgr, sourceMgr.getMainFileID(), llvm::errs())))
+      return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputPath, &error);
   if (!output) {

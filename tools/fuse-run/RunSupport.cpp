@@ -2,6 +2,7 @@
 
 #include "RunSupport.h"
 
+#include "fuse/Dialect/Fuse/IR/GraphParsing.h"
 #include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
@@ -41,11 +42,12 @@ OwningOpRef<ModuleOp> mlir::fuse::loadGraph(MLIRContext &context,
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  // Parsing verifies the module; errors are printed as diagnostics. The
+  // Parsing (after the nesting check of GraphParsing.h) verifies the
+  // module; errors are printed as diagnostics. The
   // graph type check then rejects what op verifiers cannot see (a dynamic
   // or oversized function argument), before anything allocates or plans
   // memory for it.
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseGraph(sourceMgr, &context);
   if (module && failed(verifyGraphTypes(*module)))
     return nullptr;
   return module;
