@@ -257,6 +257,77 @@ def index_tensor(cx, node, x, indices):
     return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, idx), dim, out)
 
 
+def _flat_positions(cx, x_shape, index, dim):
+    """For torch.gather/scatter_add along `dim` with a same-rank `index`:
+    the position in x flattened (row-major) of every element `index` names,
+    i64 of index's shape: index * stride[dim] plus, along every other
+    dimension, the element's own coordinate (an iota) * that stride."""
+    shape = tuple(index.shape)
+    index_type = TensorType(shape, "i64")
+    if element_type(index) != "i64":
+        index = cast(cx, index, "i64")
+    strides = [math.prod(x_shape[d + 1:]) for d in range(len(x_shape))]
+
+    def scaled(value, stride):
+        if stride == 1:
+            return value
+        return cx.emit(f"fuse.mul {{0}}, {{1}} : {index_type}", [value, cx.splat(stride, index_type)],
+                       [index_type], hint="position")
+
+    total = scaled(index, strides[dim])
+    for d in range(len(shape)):
+        if d == dim or shape[d] == 1:
+            continue
+        iota = cx.emit(f"fuse.iota dim = {d} : {index_type}", [], [index_type], hint="coordinate")
+        total = cx.emit(f"fuse.add {{0}}, {{1}} : {index_type}", [total, scaled(iota, strides[d])],
+                        [index_type], hint="position")
+    return total
+
+
+@handles("aten.gather.default")
+def gather_elements(cx, node, x, dim, index, sparse_grad=False):
+    """torch.gather: out[..i..] = x[..index[..i..] along dim..], as a take
+    from x flattened at computed positions (one fuse.gather, dim 0)."""
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    x = operand(cx, x, x.shape, out.element)
+    positions = _flat_positions(cx, x.shape, index_operand(cx, index), dim)
+    flat = reshape(cx, x, [math.prod(x.shape)])
+    return gather(cx, flat, positions, 0, out)
+
+
+@handles("aten.scatter_add.default")
+def scatter_add_elements(cx, node, x, dim, index, src):
+    """torch.scatter_add: x with src[..i..] added at index[..i..] along dim
+    (src read over index's shape only), as one fuse.scatter_add into x
+    flattened at computed positions."""
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    index = index_operand(cx, index)
+    dest = reshape(cx, operand(cx, x, x.shape, out.element), [math.prod(out.shape)])
+    updates = operand(cx, src, src.shape, out.element)
+    for d, size in enumerate(index.shape):
+        if updates.shape[d] != size:
+            updates = slice_value(cx, updates, d, 0, size)
+    positions = _flat_positions(cx, out.shape, index, dim)
+    flat = scatter_add(cx, dest, positions, updates, 0, TensorType(dest.shape, out.element))
+    return reshape(cx, flat, out.shape)
+
+
+@handles("aten.index_add.default")
+def index_add(cx, node, x, dim, index, source, alpha=1):
+    """x.index_add(dim, index, source): fuse.scatter_add's own semantics
+    (slices of source added at index along dim); repeat_interleave's
+    backward."""
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    updates = operand(cx, source, source.shape, out.element)
+    if alpha != 1:
+        updates = cx.emit(f"fuse.mul {{0}}, {{1}} : {updates.type}", [updates, cx.splat(alpha, updates.type)],
+                          [updates.type])
+    return scatter_add(cx, operand(cx, x, x.shape, out.element), index_operand(cx, index), updates, dim, out)
+
+
 @handles("aten.flip.default")
 def flip(cx, node, x, dims):
     """A gather of each flipped dimension at the reversed indices n-1-iota,

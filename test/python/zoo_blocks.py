@@ -17,6 +17,15 @@ infer them through the exporter on the CPU reference interpreter.
   vit         a patch-embedding convolution, a class token concatenated,
               learnt position embeddings, pre-LN
   whisper     a 1-D convolution front end with GELU, sinusoidal positions
+  bloom       ALiBi: per-head slopes times key positions added to the
+              scores (baddbmm), an embedding layer norm
+  mistral     a sliding-window causal mask, grouped-query attention,
+              biases on Q, K and V (Qwen2)
+  deberta     disentangled attention: content-to-position scores gathered
+              (torch.gather) at clamped relative positions
+  moe         a top-2 router over experts (topk): no fuse op for
+              topk, so the exporter must name it (the backend then runs it
+              in torch, _partition.py)
 """
 
 import math
@@ -309,6 +318,102 @@ class WhisperEncoderBlock(nn.Module):
         return self.head(self.norm2(x).mean(dim=1))
 
 
+class BloomBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.embed_norm, self.norm1, self.norm2 = nn.LayerNorm(D), nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv, self.dense = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.up, self.down = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / HEADS) for i in range(HEADS)])
+        self.register_buffer("slopes", slopes)
+
+    def forward(self, ids):
+        x = self.embed_norm(self.tokens(ids))
+        b, t, _ = x.shape
+        alibi = (self.slopes[:, None, None] * torch.arange(t)[None, None, :]).repeat(b, 1, 1)  # [B*H, 1, T]
+        alibi = alibi.reshape(b * HEADS, 1, t)
+        q, k, v = (split_heads(p, HEADS).reshape(b * HEADS, t, -1) for p in self.qkv(self.norm1(x)).chunk(3, dim=-1))
+        scores = torch.baddbmm(alibi, q, k.transpose(1, 2), beta=1.0, alpha=(D // HEADS) ** -0.5)
+        causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(causal, torch.finfo(scores.dtype).min)
+        a = torch.bmm(torch.softmax(scores, dim=-1), v).view(b, HEADS, t, -1)
+        x = x + self.dense(merge_heads(a))
+        x = x + self.down(F.gelu(self.up(self.norm2(x)), approximate="tanh"))
+        return x @ self.tokens.weight.t()
+
+
+class MistralBlock(nn.Module):
+    KV_HEADS, WINDOW = 2, 4
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.norm = nn.Parameter(1.0 + 0.1 * torch.randn(D))
+        self.q = nn.Linear(D, D)
+        self.k, self.v = nn.Linear(D, D // 2), nn.Linear(D, D // 2)
+        self.o = nn.Linear(D, D, bias=False)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.norm
+        b, t, _ = h.shape
+        q, k, v = split_heads(self.q(h), HEADS), split_heads(self.k(h), self.KV_HEADS), split_heads(self.v(h), self.KV_HEADS)
+        k = torch.repeat_interleave(k, HEADS // self.KV_HEADS, dim=1)
+        v = torch.repeat_interleave(v, HEADS // self.KV_HEADS, dim=1)
+        i, j = torch.arange(t)[:, None], torch.arange(t)[None, :]
+        allowed = (j <= i) & (i - j < self.WINDOW)
+        mask = torch.zeros(t, t).masked_fill(~allowed, float("-inf"))
+        a = sdpa(q, k, v, attn_mask=mask)
+        return self.head(x + self.o(merge_heads(a)))
+
+
+class DebertaBlock(nn.Module):
+    SPAN = 4
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.relative = nn.Embedding(2 * self.SPAN, D)
+        self.q, self.k, self.v, self.pos_k = (nn.Linear(D, D) for _ in range(4))
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        b, t, _ = x.shape
+        q, k, v = split_heads(self.q(x), HEADS), split_heads(self.k(x), HEADS), split_heads(self.v(x), HEADS)
+        pos_k = split_heads(self.pos_k(self.relative.weight)[None], HEADS)  # [1, H, 2S, d]
+        relative = torch.arange(t)[None, :] - torch.arange(t)[:, None]
+        index = torch.clamp(relative + self.SPAN, 0, 2 * self.SPAN - 1)
+        c2p = q @ pos_k.transpose(-1, -2)  # [B, H, T, 2S]
+        c2p = torch.gather(c2p, dim=-1, index=index[None, None].expand(b, HEADS, t, t))
+        scores = (q @ k.transpose(-1, -2) + c2p) / math.sqrt(2 * (D // HEADS))
+        a = torch.softmax(scores, dim=-1) @ v
+        return self.head(self.norm(x + merge_heads(a)))
+
+
+class MoeBlock(nn.Module):
+    EXPERTS, TOP = 4, 2
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.router = nn.Linear(D, self.EXPERTS, bias=False)
+        self.experts = nn.ModuleList(nn.Linear(D, D) for _ in range(self.EXPERTS))
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        weights = torch.softmax(self.router(x), dim=-1)
+        top, chosen = torch.topk(weights, self.TOP, dim=-1)
+        picked = (chosen[..., None] == torch.arange(self.EXPERTS)).float()  # one-hot, without F.one_hot's check
+        gate = (picked * (top / top.sum(-1, keepdim=True))[..., None]).sum(-2)
+        mixed = sum(gate[..., e:e + 1] * expert(x) for e, expert in enumerate(self.experts))
+        return self.head(x + mixed)
+
+
 def batch_for(name, seed=0):
     """(inputs tuple, targets tensor, loss function) for block `name`."""
     generator = torch.Generator().manual_seed(seed)
@@ -330,4 +435,7 @@ def batch_for(name, seed=0):
 
 
 BLOCKS = {"roberta": RobertaBlock, "distilbert": DistilBertBlock, "t5": T5Block, "gemma": GemmaBlock,
-          "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock}
+          "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock, "bloom": BloomBlock,
+          "mistral": MistralBlock, "deberta": DebertaBlock}
+# Blocks with an op the exporter has no mapping for: {name: (block, the op)}.
+UNMAPPED = {"moe": (MoeBlock, "aten.topk")}
