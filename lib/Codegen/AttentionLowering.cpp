@@ -164,6 +164,22 @@ void addDropoutPass(CodegenContext &context, const Regularisation &parts, DType 
                        dtypeSize(valueType));
 }
 
+/// The memory of result `index` of the fusion's attention op: that of the
+/// fusion result that yields it, or, when the fusion does not return it
+/// (nothing reads it; the pipeline dropped it), workspace of its size, since
+/// the kernels write it anyway. Results are found by value, never by
+/// position: a backward whose dK and dV are unused yields dQ alone.
+BufferRef attentionResultBuffer(FusionOp fusion, Operation *attention,
+                                unsigned index, CodegenContext &context) {
+  Value value = attention->getResult(index);
+  Operation *terminator = fusion.getBody().front().getTerminator();
+  for (auto [i, yielded] : llvm::enumerate(terminator->getOperands()))
+    if (yielded == value)
+      return context.buffer(fusion.getResult(i));
+  return context.workspace(numElements(shapeOf(value)) *
+                           static_cast<int64_t>(dtypeSize(dtypeOf(value))));
+}
+
 } // namespace
 
 std::array<int64_t, 3> attentionMaskStrides(Value mask) {
@@ -201,12 +217,10 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                          v = outer(forward.getValue());
     if (failed(q) || failed(k) || failed(v))
       return forward.emitError() << "attention operands must be in memory";
-    BufferRef out = context.buffer(fusion.getResult(0));
-    int64_t scores = shape.rows() * shape.keyLength;
     // Inference drops the log-sum-exp; the kernel still writes it.
-    BufferRef lse = fusion.getNumResults() > 1
-                        ? context.buffer(fusion.getResult(1))
-                        : context.workspace(shape.rows() * 4);
+    BufferRef out = attentionResultBuffer(fusion, forward, 0, context);
+    BufferRef lse = attentionResultBuffer(fusion, forward, 1, context);
+    int64_t scores = shape.rows() * shape.keyLength;
     BufferRef s = context.workspace(scores * 4);
     BufferRef p = context.workspace(scores * static_cast<int64_t>(dtypeSize(dtype)));
     int64_t rpe = shape.rowsPerEntry(), tk = shape.keyLength;
@@ -252,9 +266,9 @@ LogicalResult lowerAttentionFusion(FusionOp fusion, CodegenContext &context) {
                        lse = outer(backward.getLogsumexp());
   if (failed(dout) || failed(q) || failed(k) || failed(v) || failed(o) || failed(lse))
     return backward.emitError() << "attention operands must be in memory";
-  BufferRef dq = context.buffer(fusion.getResult(0));
-  BufferRef dk = context.buffer(fusion.getResult(1));
-  BufferRef dv = context.buffer(fusion.getResult(2));
+  BufferRef dq = attentionResultBuffer(fusion, backward, 0, context);
+  BufferRef dk = attentionResultBuffer(fusion, backward, 1, context);
+  BufferRef dv = attentionResultBuffer(fusion, backward, 2, context);
   int64_t scores = shape.rows() * shape.keyLength;
   BufferRef s = context.workspace(scores * 4);
   BufferRef dp = context.workspace(scores * 4);
