@@ -38,6 +38,43 @@ def div_mode(cx, node, a, b, rounding_mode=None):
     return binary(cx, "div", a, b)
 
 
+def _rounded(cx, node, x, direction):
+    """floor (direction -1), ceil (+1) or trunc (0) of a float tensor: the
+    value truncated toward zero through i64 (right for magnitudes below
+    2^63; f32 values above 2^24 are integers already, but past 2^63 the
+    cast overflows), then moved by one where truncation went the wrong way.
+    Stochastic depth draws its keep mask as floor(rand + keep)."""
+    out = cx.node_type()
+    x = operand(cx, x, x.shape, out.element)
+    if not out.element.startswith(("f", "bf")):
+        return x
+    truncated = cast(cx, cast(cx, x, "i64"), out.element)
+    if direction == 0:
+        return truncated
+    flags = x.type.with_element("i1")
+    wrong = "gt" if direction < 0 else "lt"
+    moved = cx.emit(f"fuse.compare {wrong}, {{0}}, {{1}} : {x.type}", [truncated, x], [flags])
+    step = cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {flags}, {x.type}",
+                   [moved, cx.splat(1.0, x.type), cx.splat(0.0, x.type)], [x.type])
+    op = "sub" if direction < 0 else "add"
+    return cx.emit(f"fuse.{op} {{0}}, {{1}} : {x.type}", [truncated, step], [x.type])
+
+
+@handles("aten.floor.default")
+def floor(cx, node, x):
+    return _rounded(cx, node, x, -1)
+
+
+@handles("aten.ceil.default")
+def ceil(cx, node, x):
+    return _rounded(cx, node, x, 1)
+
+
+@handles("aten.trunc.default")
+def trunc(cx, node, x):
+    return _rounded(cx, node, x, 0)
+
+
 @handles("aten.maximum.default")
 def maximum(cx, node, a, b):
     return binary(cx, "maximum", a, b)

@@ -170,9 +170,50 @@ def slice_backward(cx, node, grad, input_sizes, dim, start, end, step):
     out = cx.node_type()
     dim = normalize_dim(dim, out.rank)
     start, end = _slice_bounds(out.shape[dim], start, end)
-    if int(step) != 1:
-        raise Unsupported("slice_backward with a step")
-    return _zeros_around(cx, operand(cx, grad, grad.shape, out.element), dim, start, out)
+    grad = operand(cx, grad, grad.shape, out.element)
+    step = int(step)
+    if step > 1:
+        # Every step-th element from start (GPT-J's interleaved rotary
+        # pairs): each gradient element followed by step - 1 zeros, as one
+        # run, then cropped where it passes the input's end.
+        count = grad.shape[dim]
+        wide = list(grad.shape[:dim + 1]) + [1] + list(grad.shape[dim + 1:])
+        gaps = list(wide)
+        gaps[dim + 1] = step - 1
+        pieces = [reshape(cx, grad, wide), cx.splat(0, TensorType(gaps, out.element))]
+        together = list(wide)
+        together[dim + 1] = step
+        run_shape = list(grad.shape)
+        run_shape[dim] = count * step
+        run = reshape(cx, concat(cx, pieces, dim + 1, TensorType(together, out.element)), run_shape)
+        run = slice_value(cx, run, dim, 0, min(count * step, out.shape[dim] - start))
+        return _zeros_around(cx, run, dim, start, out)
+    return _zeros_around(cx, grad, dim, start, out)
+
+
+@handles("aten.roll.default")
+def roll(cx, node, x, shifts, dims=()):
+    """torch.roll (Swin's cyclic shift) as two slices concatenated per
+    rolled dimension; with no dims, of the flattened tensor."""
+    out = cx.node_type()
+    value = operand(cx, x, x.shape, out.element)
+    shifts = [int(s) for s in (shifts if isinstance(shifts, (list, tuple)) else [shifts])]
+    dims = [int(d) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    if not dims:
+        flat = reshape(cx, value, [math.prod(out.shape)])
+        return reshape(cx, _roll_one(cx, flat, shifts[0], 0), out.shape)
+    for shift, dim in zip(shifts, dims):
+        value = _roll_one(cx, value, shift, normalize_dim(dim, out.rank))
+    return value
+
+
+def _roll_one(cx, value, shift, dim):
+    size = value.shape[dim]
+    shift = shift % size if size else 0
+    if shift == 0:
+        return value
+    return concat(cx, [slice_value(cx, value, dim, size - shift, size), slice_value(cx, value, dim, 0, size - shift)],
+                  dim, value.type)
 
 
 @handles("aten.select_backward.default")
@@ -245,16 +286,54 @@ def index_select(cx, node, x, dim, indices):
     return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, indices), dim, out)
 
 
+def _joint_index(cx, x_shape, indices):
+    """Index tensors on consecutive dimensions (x[arange(B), ids.argmax(-1)],
+    CLIP's pooling) as one index into those dimensions merged: (first
+    dimension, how many, the i64 position within the merged dimension, of
+    the indices' broadcast shape). One index tensor is itself."""
+    used = [(d, i) for d, i in enumerate(indices) if i is not None]
+    dims = [d for d, _ in used]
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        raise Unsupported("advanced indexing with index tensors on dimensions that are not adjacent")
+    for _, idx in used:
+        if isinstance(idx, (Value, Const)) and element_type(idx) == "i1":
+            raise Unsupported("boolean mask indexing (data-dependent shape)")
+    values = [index_operand(cx, i) for _, i in used]
+    if len(values) == 1:
+        return dims[0], 1, values[0]
+    rank = max(len(v.shape) for v in values)
+    shape = [1] * rank
+    for v in values:
+        for i, size in enumerate(v.shape):
+            at = rank - len(v.shape) + i
+            shape[at] = max(shape[at], size)
+    index_type = TensorType(shape, "i64")
+    total = None
+    for position, v in enumerate(values):
+        if element_type(v) != "i64":
+            v = cast(cx, v, "i64")
+        v = broadcast(cx, v, shape)
+        stride = math.prod(x_shape[d] for d in dims[position + 1:])
+        if stride != 1:
+            v = cx.emit(f"fuse.mul {{0}}, {{1}} : {index_type}", [v, cx.splat(stride, index_type)], [index_type],
+                        hint="position")
+        total = v if total is None else cx.emit(f"fuse.add {{0}}, {{1}} : {index_type}", [total, v],
+                                                [index_type], hint="position")
+    return dims[0], len(dims), total
+
+
+def _merged(shape, dim, count):
+    return list(shape[:dim]) + [math.prod(shape[dim:dim + count])] + list(shape[dim + count:])
+
+
 @handles("aten.index.Tensor")
 def index_tensor(cx, node, x, indices):
-    used = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(used) != 1:
-        raise Unsupported("advanced indexing with more than one index tensor")
-    dim, idx = used[0]
-    if isinstance(idx, (Value, Const)) and element_type(idx) == "i1":
-        raise Unsupported("boolean mask indexing (data-dependent shape)")
     out = cx.node_type()
-    return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, idx), dim, out)
+    dim, count, idx = _joint_index(cx, x.shape, indices)
+    value = operand(cx, x, x.shape, out.element)
+    if count > 1:
+        value = reshape(cx, value, _merged(x.shape, dim, count))
+    return gather(cx, value, idx, dim, out)
 
 
 def _flat_positions(cx, x_shape, index, dim):
@@ -374,15 +453,16 @@ def embedding_dense_backward(cx, node, grad, indices, num_weights, padding_idx, 
 
 @handles("aten.index_put.default")
 def index_put(cx, node, x, indices, values, accumulate=False):
-    used = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if not accumulate or len(used) != 1:
-        raise Unsupported("index_put other than an accumulating update along one dimension")
-    dim, idx = used[0]
+    if not accumulate:
+        raise Unsupported("index_put other than an accumulating update")
     out = cx.node_type()
-    idx = index_operand(cx, idx)
-    shape = out.shape[:dim] + idx.shape + out.shape[dim + 1:]
-    return scatter_add(cx, operand(cx, x, out.shape, out.element), idx,
-                       operand(cx, values, shape, out.element), dim, out)
+    dim, count, idx = _joint_index(cx, out.shape, indices)
+    merged = _merged(out.shape, dim, count)
+    dest = reshape(cx, operand(cx, x, out.shape, out.element), merged)
+    shape = merged[:dim] + list(idx.shape) + merged[dim + 1:]
+    updated = scatter_add(cx, dest, idx, operand(cx, values, shape, out.element), dim,
+                          TensorType(merged, out.element))
+    return reshape(cx, updated, out.shape)
 
 
 # -- reductions -----------------------------------------------------------------------
@@ -403,6 +483,17 @@ HANDLERS["aten.sum.dim_IntList"] = HANDLERS["aten.sum.default"] = _reduction("su
 HANDLERS["aten.mean.dim"] = HANDLERS["aten.mean.default"] = _reduction("mean")
 HANDLERS["aten.amax.default"] = HANDLERS["aten.max.default"] = _reduction("max")
 HANDLERS["aten.amin.default"] = HANDLERS["aten.min.default"] = _reduction("min")
+# PyTorch's own decompositions (torch 1.13's linalg_vector_norm: F.normalize)
+# leave primitives: prims.sum(x, dims) drops the dimensions it sums.
+HANDLERS["prims.sum.default"] = _reduction("sum")
+
+
+@handles("prims.broadcast_in_dim.default")
+def prims_broadcast_in_dim(cx, node, x, shape, broadcast_dimensions):
+    out = cx.node_type()
+    value = operand(cx, x, x.shape, out.element)
+    dims = int_list(int(d) for d in broadcast_dimensions)
+    return cx.emit(f"fuse.broadcast_in_dim {{0}}, dims = {dims} : ({value.type}) -> {out}", [value], [out])
 
 
 def _any_all(kind):

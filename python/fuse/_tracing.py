@@ -49,8 +49,34 @@ _DECOMPOSED_ON_TORCH_1 = _ops(
     "huber_loss", "smooth_l1_loss", "linalg_vector_norm", "norm")
 
 
+def _norm_dims(v, dim):
+    return [d for d in range(v.dim()) if d != dim] if dim != -1 else list(range(v.dim()))
+
+
+def _weight_norm_interface(v, g, dim=0):
+    """torch.nn.utils.weight_norm's fused op (w = g * v / ||v||, the norm
+    over every dimension but `dim`), as the ops it is made of."""
+    norm = v.pow(2).sum(_norm_dims(v, dim), keepdim=True).sqrt()
+    return v * (g / norm), norm
+
+
+def _weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
+    dims = _norm_dims(saved_v, dim)
+    grad_g = (grad_w * saved_v).sum(dims, keepdim=True) / saved_norms
+    grad_v = (saved_g / saved_norms) * (grad_w - saved_v * (grad_g / saved_norms))
+    return grad_v, grad_g
+
+
+# Fused ops with no fuse op and no PyTorch decomposition on every version.
+_OWN_DECOMPOSITIONS = {
+    "_weight_norm_interface": _weight_norm_interface,
+    "_weight_norm_interface_backward": _weight_norm_interface_backward,
+}
+
+
 def decomposition_table():
-    """PyTorch's core ATen decompositions, less the ops fuse has whole."""
+    """PyTorch's core ATen decompositions, less the ops fuse has whole, and
+    Fuse's own for fused ops PyTorch leaves whole."""
     kept = set()
     for packet in KEPT_WHOLE:
         kept.update(getattr(packet, o) for o in packet.overloads())
@@ -58,6 +84,9 @@ def decomposition_table():
         table = dict(torch._decomp.core_aten_decompositions())
     else:
         table = torch._decomp.get_decompositions(_DECOMPOSED_ON_TORCH_1)
+    for name, fn in _OWN_DECOMPOSITIONS.items():
+        if hasattr(aten, name):
+            table[getattr(aten, name).default] = fn
     return {op: fn for op, fn in table.items() if op not in kept}
 
 

@@ -33,7 +33,7 @@ def test_inference_matches_torch(name, tmp_path):
 def test_training_step_matches_torch(name, tmp_path):
     model = _block(name).train()
     inputs, targets, loss_fn = zoo_blocks.batch_for(name)
-    step = Step(model, inputs, mode="train", loss_fn=loss_fn, targets=(targets,))
+    step = Step(model, inputs, mode="train", loss_fn=loss_fn, targets=() if targets is None else (targets,))
     text = export_step(step)
     results = 1 + sum(1 for p in model.parameters() if p.requires_grad)
     assert f"{results} of {results} outputs match" in matches_torch(step, text, tmp_path, "train")
@@ -45,7 +45,7 @@ def test_an_op_without_a_mapping_is_named(name):
     block, op = zoo_blocks.UNMAPPED[name]
     torch.manual_seed(0)
     inputs, targets, loss_fn = zoo_blocks.batch_for(name)
-    step = Step(block().train(), inputs, mode="train", loss_fn=loss_fn, targets=(targets,))
+    step = Step(block().train(), inputs, mode="train", loss_fn=loss_fn, targets=() if targets is None else (targets,))
     with pytest.raises(ExportError, match=op.replace(".", r"\.")):
         export_step(step)
 
@@ -55,7 +55,7 @@ def _export_with_inputs(name, tmp_path):
     from fuse import reference
     model = _block(name).train()
     inputs, targets, loss_fn = zoo_blocks.batch_for(name)
-    step = Step(model, inputs, mode="train", loss_fn=loss_fn, targets=(targets,))
+    step = Step(model, inputs, mode="train", loss_fn=loss_fn, targets=() if targets is None else (targets,))
     path = tmp_path / f"{name}.mlir"
     path.write_text(export_step(step))
     # PyTorch's inputs (weights as the modules initialise them): on N(0, 1)
@@ -65,6 +65,21 @@ def _export_with_inputs(name, tmp_path):
         arrays, _ = reference.save_io(step, str(tmp_path / name))
         expected = step.run_eager()
     return step, path, arrays, expected
+
+
+class _layer_norm_in_f32:
+    """CUDA autocast's policy for layer norm (run in f32, whatever comes in)
+    on the CPU, where torch 1.13's autocast passes a bf16 input through and
+    layer_norm then refuses its f32 weight."""
+
+    def __enter__(self):
+        import torch.nn.functional as F
+        self.original = F.layer_norm
+        F.layer_norm = lambda x, *args, **kwargs: self.original(x.float(), *args, **kwargs)
+
+    def __exit__(self, *exc):
+        import torch.nn.functional as F
+        F.layer_norm = self.original
 
 
 def _plan(path, pipeline):
@@ -97,7 +112,8 @@ def test_bf16_pipeline_is_within_twice_autocast_error(name, tmp_path):
     import numpy as np
     from conftest import BIN, _run
     step, path, arrays, expected = _export_with_inputs(name, tmp_path)
-    with torch.backends.mkldnn.flags(enabled=False), torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.backends.mkldnn.flags(enabled=False), torch.autocast("cpu", dtype=torch.bfloat16), \
+            _layer_norm_in_f32():
         autocast = step.run_eager()
     planned = tmp_path / "planned.mlir"
     opt = _run([BIN / "fuse-opt", path, "--pass-pipeline=builtin.module(fuse-pipeline{amp=bf16})", "-o", planned])
@@ -113,3 +129,14 @@ def test_bf16_pipeline_is_within_twice_autocast_error(name, tmp_path):
         theirs = float((autocast[key].detach().double() - reference).norm()) / norm
         assert ours <= 2 * max(theirs, 2.0 ** -8), f"{name} {key}: {ours:.2e} against autocast's {theirs:.2e}"
     _plan(path, "fuse-pipeline{amp=bf16}")
+
+
+def test_stochastic_depth_draws_fuse_random_bits(tmp_path):
+    """ConvNeXt's drop path in training: torch.rand per sample becomes a
+    fuse.random op (the graph then takes rng.seed and rng.offset)."""
+    from conftest import ops_in
+    torch.manual_seed(0)
+    model = zoo_blocks.ConvNeXtBlock(drop_path=True).train()
+    inputs, targets, loss_fn = zoo_blocks.batch_for("convnext")
+    text = export_step(Step(model, inputs, mode="train", loss_fn=loss_fn, targets=(targets,)))
+    assert ops_in(text)["fuse.random"] == 1 and '"rng.seed"' in text

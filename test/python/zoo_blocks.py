@@ -23,6 +23,16 @@ infer them through the exporter on the CPU reference interpreter.
               biases on Q, K and V (Qwen2)
   deberta     disentangled attention: content-to-position scores gathered
               (torch.gather) at clamped relative positions
+  gptj        rotary on interleaved pairs (x[..., ::2], x[..., 1::2],
+              stacked and flattened back)
+  clip        quick GELU (x * sigmoid(1.702 x)), F.normalize, a learnt
+              logit scale, the contrastive loss over in-batch pairs
+  convnext    a depthwise 7x7 convolution, LayerNorm channels-last through
+              permutes, layer scale, stochastic depth (drop_path=True: its
+              bits are Fuse's own Philox, so it is not compared with torch)
+  swin        a cyclic shift (torch.roll) and window partition reshapes
+  wav2vec2    a grouped convolution with weight normalisation as the
+              position embedding
   moe         a top-2 router over experts (topk): no fuse op for
               topk, so the exporter must name it (the backend then runs it
               in torch, _partition.py)
@@ -414,12 +424,152 @@ class MoeBlock(nn.Module):
         return self.head(x + mixed)
 
 
+class GPTJBlock(nn.Module):
+    ROTARY = 4
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.norm = nn.LayerNorm(D)
+        self.q, self.k, self.v = (nn.Linear(D, D, bias=False) for _ in range(3))
+        self.o = nn.Linear(D, D, bias=False)
+        self.up, self.down = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+        self.head = nn.Linear(D, VOCAB)
+
+    @staticmethod
+    def rotate_every_two(x):
+        x1, x2 = x[..., ::2], x[..., 1::2]
+        return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+    def rotate(self, x, sin, cos):
+        rot, rest = x[..., :self.ROTARY], x[..., self.ROTARY:]
+        return torch.cat((rot * cos + self.rotate_every_two(rot) * sin, rest), dim=-1)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        h = self.norm(x)
+        t = ids.shape[1]
+        inv = 1.0 / (10000 ** (torch.arange(0, self.ROTARY, 2).float() / self.ROTARY))
+        angles = torch.arange(t).float()[:, None] * inv[None, :]
+        sin = torch.repeat_interleave(angles.sin(), 2, dim=-1)
+        cos = torch.repeat_interleave(angles.cos(), 2, dim=-1)
+        q = self.rotate(split_heads(self.q(h), HEADS), sin, cos)
+        k = self.rotate(split_heads(self.k(h), HEADS), sin, cos)
+        a = sdpa(q, k, split_heads(self.v(h), HEADS), is_causal=True)
+        x = x + self.o(merge_heads(a)) + self.down(F.gelu(self.up(h), approximate="tanh"))
+        return self.head(x)
+
+
+class CLIPBlock(nn.Module):
+    """A text tower and an image tower of one layer each, and CLIP's
+    contrastive loss over the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.text_norm, self.text_fc1, self.text_fc2 = nn.LayerNorm(D), nn.Linear(D, 2 * D), nn.Linear(2 * D, D)
+        self.text_proj = nn.Linear(D, D, bias=False)
+        self.image = nn.Linear(3 * 16, D)
+        self.image_norm, self.image_proj = nn.LayerNorm(D), nn.Linear(D, D, bias=False)
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+
+    def forward(self, ids, pixels):
+        x = self.tokens(ids)
+        h = self.text_fc1(self.text_norm(x))
+        x = x + self.text_fc2(h * torch.sigmoid(1.702 * h))
+        text = self.text_proj(x[torch.arange(x.shape[0]), ids.argmax(dim=-1)])
+        patches = pixels.reshape(pixels.shape[0], 3, 4, 4, 4, 4).permute(0, 2, 4, 1, 3, 5).flatten(3).flatten(1, 2)
+        image = self.image_proj(self.image_norm(self.image(patches)).mean(dim=1))
+        text, image = F.normalize(text, dim=-1), F.normalize(image, dim=-1)
+        return self.logit_scale.exp() * text @ image.t()
+
+
+def clip_loss(logits):
+    labels = torch.arange(logits.shape[0])
+    return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+
+
+class ConvNeXtBlock(nn.Module):
+    CLASSES = 10
+
+    def __init__(self, drop_path=False):
+        super().__init__()
+        self.drop_path = drop_path
+        self.stem = nn.Conv2d(3, D, kernel_size=2, stride=2)
+        self.depthwise = nn.Conv2d(D, D, kernel_size=7, padding=3, groups=D)
+        self.norm = nn.LayerNorm(D, eps=1e-6)
+        self.up, self.down = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+        self.gamma = nn.Parameter(1e-1 * torch.ones(D))
+        self.head = nn.Linear(D, self.CLASSES)
+
+    def forward(self, pixels):
+        x = self.stem(pixels)
+        h = self.depthwise(x).permute(0, 2, 3, 1)  # channels last
+        h = self.gamma * self.down(F.gelu(self.up(self.norm(h))))
+        h = h.permute(0, 3, 1, 2)
+        if self.training and self.drop_path:  # stochastic depth, one draw a sample
+            keep = torch.rand(h.shape[0], 1, 1, 1).add(0.9).floor()
+            h = h / 0.9 * keep
+        x = x + h
+        return self.head(x.mean(dim=(2, 3)))
+
+
+class SwinBlock(nn.Module):
+    WINDOW, SHIFT, SIDE, CLASSES = 2, 1, 4, 10
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(3, D)
+        self.norm = nn.LayerNorm(D)
+        self.qkv, self.o = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.head = nn.Linear(D, self.CLASSES)
+
+    def forward(self, pixels):
+        b = pixels.shape[0]
+        x = self.embed(pixels.permute(0, 2, 3, 1))  # [B, S, S, D]
+        h = torch.roll(self.norm(x), shifts=(-self.SHIFT, -self.SHIFT), dims=(1, 2))
+        w, n = self.WINDOW, self.SIDE // self.WINDOW
+        windows = h.view(b, n, w, n, w, D).permute(0, 1, 3, 2, 4, 5).reshape(b * n * n, w * w, D)
+        q, k, v = (split_heads(p, HEADS) for p in self.qkv(windows).chunk(3, dim=-1))
+        a = self.o(merge_heads(sdpa(q, k, v)))
+        a = a.view(b, n, n, w, w, D).permute(0, 1, 3, 2, 4, 5).reshape(b, self.SIDE, self.SIDE, D)
+        x = x + torch.roll(a, shifts=(self.SHIFT, self.SHIFT), dims=(1, 2))
+        return self.head(x.mean(dim=(1, 2)))
+
+
+class Wav2Vec2Block(nn.Module):
+    FRAMES, CLASSES = 16, 10
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Conv1d(1, D, kernel_size=4, stride=4)
+        self.position = nn.utils.weight_norm(nn.Conv1d(D, D, kernel_size=3, padding=1, groups=4), name="weight", dim=2)
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, self.CLASSES)
+
+    def forward(self, audio):
+        x = F.gelu(self.features(audio[:, None]))  # [B, D, T]
+        x = x + F.gelu(self.position(x))
+        return self.head(self.norm(x.transpose(1, 2)).mean(dim=1))
+
+
 def batch_for(name, seed=0):
     """(inputs tuple, targets tensor, loss function) for block `name`."""
     generator = torch.Generator().manual_seed(seed)
     if name == "vit":
         pixels = torch.randn(B, 3, ViTBlock.IMAGE, ViTBlock.IMAGE, generator=generator)
         return (pixels,), torch.randint(0, ViTBlock.CLASSES, (B,), generator=generator), F.cross_entropy
+    if name in ("convnext", "swin"):
+        side = 8 if name == "convnext" else SwinBlock.SIDE
+        pixels = torch.randn(B, 3, side, side, generator=generator)
+        return (pixels,), torch.randint(0, 10, (B,), generator=generator), F.cross_entropy
+    if name == "wav2vec2":
+        audio = torch.randn(B, 4 * Wav2Vec2Block.FRAMES, generator=generator)
+        return (audio,), torch.randint(0, 10, (B,), generator=generator), F.cross_entropy
+    if name == "clip":
+        ids, _ = token_batch(seed, padded=False)
+        pixels = torch.randn(B, 3, 16, 16, generator=generator)
+        return (ids, pixels), None, clip_loss
     if name == "whisper":
         features = torch.randn(B, WhisperEncoderBlock.MELS, WhisperEncoderBlock.FRAMES, generator=generator)
         targets = torch.randint(0, WhisperEncoderBlock.CLASSES, (B,), generator=generator)
@@ -436,6 +586,7 @@ def batch_for(name, seed=0):
 
 BLOCKS = {"roberta": RobertaBlock, "distilbert": DistilBertBlock, "t5": T5Block, "gemma": GemmaBlock,
           "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock, "bloom": BloomBlock,
-          "mistral": MistralBlock, "deberta": DebertaBlock}
+          "mistral": MistralBlock, "deberta": DebertaBlock, "gptj": GPTJBlock, "clip": CLIPBlock,
+          "convnext": ConvNeXtBlock, "swin": SwinBlock, "wav2vec2": Wav2Vec2Block}
 # Blocks with an op the exporter has no mapping for: {name: (block, the op)}.
 UNMAPPED = {"moe": (MoeBlock, "aten.topk")}

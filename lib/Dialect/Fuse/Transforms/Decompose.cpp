@@ -39,6 +39,7 @@ struct DecomposePass : mlir::fuse::impl::FuseDecomposeBase<DecomposePass> {
     populateDecomposeActivationPatterns(patterns);
     populateDecomposeNormalizationPatterns(patterns);
     populateDecomposeCrossEntropyPatterns(patterns);
+    populateDecomposeArgmaxPatterns(patterns);
 
     // The names `keep` accepts: every pattern's label, and attention's.
     SmallVector<std::string> decomposable;

@@ -25,6 +25,7 @@ namespace mlir::fuse {
 void populateDecomposeActivationPatterns(RewritePatternSet &patterns);
 void populateDecomposeNormalizationPatterns(RewritePatternSet &patterns);
 void populateDecomposeCrossEntropyPatterns(RewritePatternSet &patterns);
+void populateDecomposeArgmaxPatterns(RewritePatternSet &patterns);
 
 namespace decompose {
 

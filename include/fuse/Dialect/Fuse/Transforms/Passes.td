@@ -51,6 +51,11 @@ def FuseDecompose : Pass<"fuse-decompose"> {
     - `cross_entropy_backward`: `(exp(x - lse) - onehot)·g`, `g` the incoming
       gradient (divided by the count under `mean`), zeroed by `select` at
       ignored positions.
+    - `argmax`: the first index where `x` equals its `reduce max`
+      (`reduce min` of `select(x == max, iota, size)`); for floats the first
+      NaN instead when there is one, as torch.argmax. In f32, as the
+      reduction kernels accumulate: exact for rows below 2^24 elements and
+      integer operands below 2^24 in magnitude.
 
     Example:
 
@@ -62,7 +67,7 @@ def FuseDecompose : Pass<"fuse-decompose"> {
     ListOption<"keep", "keep", "std::string",
                "Composite ops to leave whole, by name without `fuse.`: "
                "gelu, silu, softmax, log_softmax, layer_norm, rms_norm, "
-               "cross_entropy, cross_entropy_backward (default: none; "
+               "cross_entropy, cross_entropy_backward, argmax (default: none; "
                "attention is always kept; an unknown name is an error)">,
   ];
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
