@@ -226,7 +226,10 @@ class Converter:
     def _fold(self, node, target, args, kwargs):
         """Evaluates a node that depends on no graph input; None if PyTorch
         cannot (then a handler converts it)."""
-        creation = _aten_ops.splat_creation(self, node, target, args, kwargs)
+        try:
+            creation = _aten_ops.splat_creation(self, node, target, args, kwargs)
+        except Unsupported:  # a dtype fuse lacks (batch norm's uint8 reserve): a real tensor, below
+            creation = None
         if creation is not None:
             return creation
         to_real = lambda x: x.tensor if isinstance(x, Const) else x
