@@ -107,6 +107,13 @@ FUSE_C_EXPORT char *fuseDescribeExecutable(const FuseExecutable *executable);
 /* The plan as `fuse-translate --emit-plan` prints it. */
 FUSE_C_EXPORT char *fusePlanText(const FuseExecutable *executable);
 
+/* Where fuseCompile's time went, as JSON: [[phase, seconds], ...] in the
+ * order the phases ran ("parse and verify", each pass by its argument,
+ * "code generation"); [] for an executable read from a file. Not part of
+ * fuseDescribeExecutable: it says how this handle was made, not what the
+ * executable is. NULL on failure. */
+FUSE_C_EXPORT char *fuseExecutableCompilePhases(const FuseExecutable *executable);
+
 /* ---------------------------------------------------------------------------
  * Running
  * ------------------------------------------------------------------------ */

@@ -189,8 +189,7 @@ std::vector<std::pair<int64_t, int64_t>> donatedPairs(const rt::Executable &exe)
   return pairs;
 }
 
-std::string describe(const FuseExecutable &handle) {
-  const rt::Executable &exe = handle.executable;
+std::string describe(const rt::Executable &exe) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os);
@@ -224,13 +223,7 @@ std::string describe(const FuseExecutable &handle) {
       for (int64_t step : rt::outputLastUse(exe))
         json.value(step);
     });
-    json.attributeArray("compile_phases", [&] {
-      for (const auto &[name, seconds] : handle.compilePhases)
-        json.array([&] {
-          json.value(name);
-          json.value(seconds);
-        });
-    });
+
   });
   os.flush();
   return text;
@@ -282,7 +275,27 @@ char *fuseDescribeExecutable(const FuseExecutable *executable) {
   return guarded<char *>("fuseDescribeExecutable", nullptr, [&]() -> char * {
     if (!checkHandle(executable, "fuseDescribeExecutable", "executable"))
       return nullptr;
-    return copyString(describe(*executable));
+    return copyString(describe(executable->executable));
+  });
+}
+
+char *fuseExecutableCompilePhases(const FuseExecutable *executable) {
+  return guarded<char *>("fuseExecutableCompilePhases", nullptr,
+                         [&]() -> char * {
+    if (!checkHandle(executable, "fuseExecutableCompilePhases", "executable"))
+      return nullptr;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::json::OStream json(os);
+    json.array([&] {
+      for (const auto &[name, seconds] : executable->compilePhases)
+        json.array([&] {
+          json.value(name);
+          json.value(seconds);
+        });
+    });
+    os.flush();
+    return copyString(text);
   });
 }
 

@@ -64,6 +64,7 @@ _PROTOTYPES = {
     "fuseFreeExecutable": (None, [ctypes.c_void_p]),
     "fuseDescribeExecutable": (ctypes.c_void_p, [ctypes.c_void_p]),
     "fusePlanText": (ctypes.c_void_p, [ctypes.c_void_p]),
+    "fuseExecutableCompilePhases": (ctypes.c_void_p, [ctypes.c_void_p]),
     "fuseDefaultSessionOptions": (None, [ctypes.POINTER(SessionOptions)]),
     "fuseCreateSession": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.POINTER(SessionOptions)]),
     "fuseFreeSession": (None, [ctypes.c_void_p]),
@@ -272,6 +273,12 @@ class Executable(_Handle):
 
     def plan_text(self):
         return _take_string(self._lib.fusePlanText(self.handle), "fusePlanText")
+
+    def compile_phases(self):
+        """[(phase, seconds)] of the compile that made this handle (Fuse.h's
+        fuseExecutableCompilePhases); [] for one read from a file."""
+        text = _take_string(self._lib.fuseExecutableCompilePhases(self.handle), "fuseExecutableCompilePhases")
+        return [(str(name), float(seconds)) for name, seconds in json.loads(text)]
 
 
 class Session(_Handle):

@@ -313,7 +313,7 @@ class CompiledGraph:
         """[(part, seconds)] of libFuseC's compile: parse and verify, each
         pass of the pipeline, code generation (empty for an executable
         read from the cache)."""
-        return [(str(name), float(seconds)) for name, seconds in self.signature.get("compile_phases", [])]
+        return self.executable.compile_phases()
 
     def _require_session(self):
         if self.session is None:

@@ -9,8 +9,8 @@
 // Naming attention, which is never decomposed, is allowed.
 // RUN: fuse-opt %s -fuse-decompose=keep=scaled_dot_product_attention,scaled_dot_product_attention_backward -o /dev/null
 
-// expected-error@unknown {{fuse-decompose: unknown op 'layernorm' in keep; valid names: cross_entropy, cross_entropy_backward, gelu, layer_norm, log_softmax, rms_norm, silu, softmax (scaled_dot_product_attention and scaled_dot_product_attention_backward are always kept)}}
-// PREFIXED: error: fuse-decompose: unknown op 'fuse.gelu' in keep; valid names: cross_entropy, cross_entropy_backward, gelu, layer_norm, log_softmax, rms_norm, silu, softmax
+// expected-error@unknown {{fuse-decompose: unknown op 'layernorm' in keep; valid names: argmax, cross_entropy, cross_entropy_backward, gelu, layer_norm, log_softmax, rms_norm, silu, softmax (scaled_dot_product_attention and scaled_dot_product_attention_backward are always kept)}}
+// PREFIXED: error: fuse-decompose: unknown op 'fuse.gelu' in keep; valid names: argmax, cross_entropy, cross_entropy_backward, gelu, layer_norm, log_softmax, rms_norm, silu, softmax
 // CASE: error: fuse-decompose: unknown op 'Softmax' in keep
 // CHECK-PIPELINE: error: fuse-decompose: unknown op 'attention' in keep
 // CHECK-PIPELINE-NEXT: fuse-run: error: the pipeline 'fuse-decompose{keep=attention}' failed on the graph

@@ -116,6 +116,39 @@ TEST(CApi, ExecutablesRoundTripThroughAFile) {
   llvm::sys::fs::remove(path);
 }
 
+TEST(CApi, CompilePhasesNameParsingEachPassAndCodeGeneration) {
+  OwnedExecutable executable = compile(kGraph);
+  ASSERT_TRUE(executable) << fuseLastError();
+  OwnedString text(fuseExecutableCompilePhases(executable.get()));
+  ASSERT_TRUE(text) << fuseLastError();
+  llvm::Expected<llvm::json::Value> phases = llvm::json::parse(text.get());
+  ASSERT_TRUE(static_cast<bool>(phases)) << llvm::toString(phases.takeError());
+  const llvm::json::Array *list = phases->getAsArray();
+  ASSERT_TRUE(list && list->size() >= 3);
+  std::vector<std::string> names;
+  for (const llvm::json::Value &phase : *list) {
+    const llvm::json::Array *pair = phase.getAsArray();
+    ASSERT_TRUE(pair && pair->size() == 2);
+    names.push_back(pair->front().getAsString()->str());
+    EXPECT_GE(*pair->back().getAsNumber(), 0.0);
+  }
+  EXPECT_EQ(names.front(), "parse and verify");
+  EXPECT_EQ(names.back(), "code generation");
+  EXPECT_NE(std::find(names.begin(), names.end(), "fuse-form-fusions"), names.end());
+
+  // A loaded executable was not compiled here: no phases.
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("capi", "fuseexe", path));
+  ASSERT_EQ(fuseSaveExecutable(executable.get(), path.c_str()), 0) << fuseLastError();
+  OwnedExecutable loaded(fuseLoadExecutable(path.c_str()));
+  ASSERT_TRUE(loaded) << fuseLastError();
+  OwnedString none(fuseExecutableCompilePhases(loaded.get()));
+  EXPECT_STREQ(none.get(), "[]");
+  llvm::sys::fs::remove(path);
+  EXPECT_EQ(fuseExecutableCompilePhases(nullptr), nullptr);
+  EXPECT_THAT(fuseLastError(), HasSubstr("NULL"));
+}
+
 TEST(CApi, MalformedGraphNamesLineAndColumn) {
   std::string text = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
                      "  %b = fuse.bogus %a : tensor<2xf32>\n"
