@@ -15,6 +15,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def _attention(q, k, v):
+    """Causal SDPA; its math on torch 1.13, which lacks the op (CPU smoke
+    tests of scripts that train this model)."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
 @dataclasses.dataclass
 class NanoGPTConfig:
     n_layer: int = 12
@@ -39,7 +50,7 @@ class CausalSelfAttention(nn.Module):
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = _attention(q, k, v)
         return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
 
 
