@@ -140,14 +140,3 @@ def test_stochastic_depth_draws_fuse_random_bits(tmp_path):
     inputs, targets, loss_fn = zoo_blocks.batch_for("convnext")
     text = export_step(Step(model, inputs, mode="train", loss_fn=loss_fn, targets=(targets,)))
     assert ops_in(text)["fuse.random"] == 1 and '"rng.seed"' in text
-
-
-def test_batch_norm_is_named_not_its_uint8_reserve():
-    """BatchNorm (no fuse mapping yet) is reported as the op it is, with
-    every other unmapped op; its uint8 workspace tensor (a dtype fuse lacks)
-    used to escape as an internal error about `empty`."""
-    from fuse.export import ExportError
-    model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 3, padding=1), torch.nn.BatchNorm1d(8)).train()
-    step = Step(model, (torch.randn(2, 4, 10),), mode="train", loss_fn=lambda y: y.sum())
-    with pytest.raises(ExportError, match=r"aten\.native_batch_norm\.default"):
-        export_step(step)
