@@ -256,11 +256,13 @@ struct Rewriter {
     for (Operation *clone : llvm::reverse(clones)) {
       if (!fusion || !mergeable(clone))
         break;
+      // Asked before the merge, which erases the clone.
+      bool reshape = isa<ReshapeOp>(clone);
       FusionOp merged = mergeIntoConsumer(clone, fusion);
       if (!merged)
         break;
       --unmerged;
-      if (!isa<ReshapeOp>(clone)) {
+      if (!reshape) {
         ++stats.kernelsMergedIntoReaders;
         --stats.kernelsAdded;
       }
