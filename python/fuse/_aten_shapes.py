@@ -139,14 +139,19 @@ def slice_scatter(cx, node, base, source, dim=0, start=None, end=None, step=1):
     return concat(cx, [p for p in pieces if p.shape[dim] > 0], dim, out)
 
 
-@handles("aten.select_scatter.default")
-def select_scatter(cx, node, base, source, dim, index):
-    out = cx.node_type()
+def _selected_slice(cx, value, out, dim, index):
+    """(dim, index, `value` as the one-wide slice a select took at `index`
+    of `out`'s shape): what select's scatter and backward put back."""
     dim = normalize_dim(dim, out.rank)
     index = int(index) + (out.shape[dim] if int(index) < 0 else 0)
     shape = list(out.shape)
     shape[dim] = 1
-    source = reshape(cx, operand(cx, source, source.shape, out.element), shape)
+    return dim, index, reshape(cx, operand(cx, value, value.shape, out.element), shape)
+
+
+@handles("aten.select_scatter.default")
+def select_scatter(cx, node, base, source, dim, index):
+    dim, index, source = _selected_slice(cx, source, cx.node_type(), dim, index)
     return slice_scatter(cx, node, base, source, dim, index, index + 1)
 
 
@@ -219,11 +224,7 @@ def _roll_one(cx, value, shift, dim):
 @handles("aten.select_backward.default")
 def select_backward(cx, node, grad, input_sizes, dim, index):
     out = cx.node_type()
-    dim = normalize_dim(dim, out.rank)
-    index = int(index) + (out.shape[dim] if int(index) < 0 else 0)
-    shape = list(out.shape)
-    shape[dim] = 1
-    grad = reshape(cx, operand(cx, grad, grad.shape, out.element), shape)
+    dim, index, grad = _selected_slice(cx, grad, out, dim, index)
     return _zeros_around(cx, grad, dim, index, out)
 
 

@@ -92,3 +92,22 @@ MLP = textwrap.dedent("""\
       return %y : tensor<4x64xf32>
     }
     """)
+
+
+@pytest.fixture
+def exact_f32():
+    """For GPU tests (`pytest.mark.usefixtures("exact_f32")`): TF32 off
+    while the test runs, so f32 references are exact, and dynamo's caches
+    reset after it, so one test's compiled graphs do not serve the next."""
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+    if TORCH_2:
+        torch._dynamo.reset()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A Fuse compile cache of the test module's own."""
+    return tmp_path_factory.mktemp("fuse-cache")

@@ -19,23 +19,9 @@ from fuse import backend
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                    reason="needs a CUDA GPU (the GPU machine runs these)")
-pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
+pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
-
-
-@pytest.fixture(autouse=True)
-def _exact_f32():
-    matmul = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = matmul
-    torch._dynamo.reset()
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("fuse-cache"))
 
 
 def relative_error(actual, expected):

@@ -25,21 +25,7 @@ from fuse import backend
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                    reason="needs a CUDA GPU (the GPU machine runs these)")
-pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
-
-
-@pytest.fixture(autouse=True)
-def _exact_f32():
-    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
-    torch._dynamo.reset()
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("fuse-cache")
+pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 
 def _options(cache):

@@ -30,10 +30,9 @@ requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                    reason="needs a CUDA GPU (the GPU machine runs these)")
 needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
                                         reason="needs HuggingFace transformers (on the GPU machine)")
-pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
+pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
-
 
 
 def relative_error(actual, expected):
@@ -50,20 +49,6 @@ def assert_close(actual, expected, tolerance, what=""):
     difference = float((actual.detach().double() - expected.detach().double()).norm())
     assert error <= tolerance or difference <= 1e-4 * tolerance, \
         f"{what}: relative error {error:.3e} (difference {difference:.3e}) over {tolerance:g}"
-
-
-@pytest.fixture(autouse=True)
-def _exact_f32():
-    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
-    torch._dynamo.reset()
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("fuse-cache")
 
 
 def _mlp_inputs():

@@ -22,7 +22,7 @@ from fuse import backend
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                    reason="needs a CUDA GPU (the GPU machine runs these)")
-pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda]
+pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 THIS_FILE = os.path.basename(__file__)
 
@@ -39,20 +39,6 @@ def relative_error(actual, expected):
     actual, expected = actual.detach().double(), expected.detach().double()
     assert torch.isfinite(actual).all(), "NaN or inf in the result"
     return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
-
-
-@pytest.fixture(autouse=True)
-def _exact_f32():
-    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
-    torch._dynamo.reset()
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("fuse-cache")
 
 
 class Routed(torch.nn.Module):
