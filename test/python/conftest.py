@@ -111,3 +111,24 @@ def exact_f32():
 def cache(tmp_path_factory):
     """A Fuse compile cache of the test module's own."""
     return tmp_path_factory.mktemp("fuse-cache")
+
+
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
+                                   reason="needs a CUDA GPU (the GPU machine runs these)")
+
+
+def relative_error(actual, expected):
+    """‖a − b‖ / ‖b‖ in f64 on the CPU; NaN or inf in `actual` fails."""
+    actual, expected = actual.detach().double().cpu(), expected.detach().double().cpu()
+    assert torch.isfinite(actual).all(), "NaN or inf in the result"
+    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
+
+
+def source_line(path, text):
+    """The number of the first line of `path` that contains `text` (and is
+    not the line asking): where a warning or an error should point."""
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if text in line and "line_of(" not in line:
+                return number
+    raise AssertionError(f"{text!r} is in no line of {path}")

@@ -13,21 +13,13 @@ Needs torch 2.x and a CUDA GPU: skipped, with the reason, elsewhere.
 import pytest
 import torch
 
-from conftest import requires_torch2
+from conftest import relative_error, requires_cuda, requires_torch2
 
 from fuse import backend
 
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.detach().double(), expected.detach().double()
-    assert torch.isfinite(actual).all(), "NaN or inf in the result"
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
 
 
 def _model_and_batches(count):

@@ -19,12 +19,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import requires_torch2
+from conftest import requires_cuda, requires_torch2
 
 from fuse import backend
 
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 

@@ -21,24 +21,16 @@ import warnings
 import pytest
 import torch
 
-from conftest import MLP, requires_torch2
+from conftest import MLP, relative_error, requires_cuda, requires_torch2
 
 import fuse
 from fuse import backend, models
 
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
                                         reason="needs HuggingFace transformers (on the GPU machine)")
 pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.detach().double(), expected.detach().double()
-    assert torch.isfinite(actual).all(), "NaN or inf in the result"
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
 
 
 def assert_close(actual, expected, tolerance, what=""):

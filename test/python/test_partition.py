@@ -10,6 +10,7 @@ torch.compile path is in test_partition_gpu.py.
 Tolerance: amp=None (f32), the relative error of every result within 1e-4,
 integers exact (include/fuse/Support/Comparison.h)."""
 
+import functools
 import os
 import subprocess
 import tempfile
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import BIN
+from conftest import BIN, relative_error, source_line
 
 from fuse import _capi, compiler
 from fuse._fx_to_mlir import supported
@@ -29,15 +30,7 @@ from fuse._values import ExportError
 from fuse.export import export_graph
 
 THIS_FILE = os.path.basename(__file__)
-
-
-def line_of(text):
-    """The line number of this file's first line containing `text`."""
-    with open(__file__) as f:
-        for number, line in enumerate(f, 1):
-            if text in line and "line_of(" not in line:
-                return number
-    raise AssertionError(text)
+line_of = functools.partial(source_line, __file__)
 
 
 class InterpreterGraph:
@@ -80,11 +73,6 @@ class InterpreterParts:
         graph = InterpreterGraph(export_graph(module, values, name=name))
         self.graphs.append(graph)
         return graph
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.double(), expected.double()
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
 
 
 def assert_matches(got, expected):

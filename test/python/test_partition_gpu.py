@@ -9,6 +9,7 @@ Tolerances as in test_jit_gpu.py: relative error ≤ 1e-4 on the f32 path
 machine): skipped, with the reason, elsewhere.
 """
 
+import functools
 import os
 import warnings
 
@@ -16,29 +17,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import requires_torch2
+from conftest import relative_error, requires_cuda, requires_torch2, source_line
 
 from fuse import backend
 
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 THIS_FILE = os.path.basename(__file__)
-
-
-def line_of(text):
-    with open(__file__) as f:
-        for number, line in enumerate(f, 1):
-            if text in line and "line_of(" not in line:
-                return number
-    raise AssertionError(text)
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.detach().double(), expected.detach().double()
-    assert torch.isfinite(actual).all(), "NaN or inf in the result"
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
+line_of = functools.partial(source_line, __file__)
 
 
 class Routed(torch.nn.Module):

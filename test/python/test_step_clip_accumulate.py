@@ -12,16 +12,8 @@ import torch
 import torch.nn.functional as F
 
 import fuse
+from conftest import relative_error, requires_cuda
 from step_interpreter import on_interpreter
-
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.detach().double().cpu(), expected.detach().double().cpu()
-    assert torch.isfinite(actual).all(), "NaN or inf in the result"
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
 
 
 def assert_close(actual, expected, tolerance, what=""):

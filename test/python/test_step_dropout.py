@@ -10,10 +10,8 @@ import torch
 
 import fuse
 from fuse import _step_rng
+from conftest import requires_cuda
 from step_interpreter import on_interpreter
-
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 
 
 def _dropout_mlp():

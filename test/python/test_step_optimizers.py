@@ -16,10 +16,9 @@ import torch
 import torch.nn.functional as F
 
 import fuse
+from conftest import relative_error, requires_cuda
 from step_interpreter import on_interpreter
 
-requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
-                                   reason="needs a CUDA GPU (the GPU machine runs these)")
 TORCH_ADAFACTOR = getattr(torch.optim, "Adafactor", None)
 
 
@@ -46,12 +45,6 @@ def _batches(count, seed=1):
     generator = torch.Generator().manual_seed(seed)
     return [(torch.randn(6, 8, generator=generator), torch.randint(0, 4, (6,), generator=generator))
             for _ in range(count)]
-
-
-def relative_error(actual, expected):
-    actual, expected = actual.detach().double().cpu(), expected.detach().double().cpu()
-    assert torch.isfinite(actual).all(), "NaN or inf in the result"
-    return float((actual - expected).norm() / expected.norm().clamp_min(1e-30))
 
 
 def _eager_step(model, optimizer, batch):
