@@ -140,3 +140,11 @@ def test_a_missing_transformers_is_a_clear_error(capsys, monkeypatch):
     monkeypatch.setattr(workloads, "preload", no_transformers)
     assert cli.main(["gpt2,bert-b4"], prog="compare", description="") == 2
     assert "compare: gpt2, bert-b4 needs HuggingFace transformers" in capsys.readouterr().err
+
+
+def test_results_say_which_code_they_measured():
+    commit = runner.source_commit()
+    assert commit is None or (len(commit.split("+")[0]) >= 7 and commit.split("+")[0].isalnum())
+    results = {"gpu": "NVIDIA H100", "date": "2026-11-27", "torch": "2.11", "command": "bench/run.py",
+               "commit": "abc1234", "rows": [_row(system="eager", ms=30.0), _row(system="fuse-step", ms=16.0)]}
+    assert "torch 2.11, commit abc1234) by `bench/run.py`" in report.markdown(results)

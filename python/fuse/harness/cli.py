@@ -98,6 +98,11 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
             parser.error("--append needs an existing --output file")
         previous = previous_results(output, results)
         previous["command"] += "; then " + command
+        # Rows measured by other code say so: the commits in the order the
+        # calls ran.
+        commits = (previous.get("commit") or "unknown").split("; then ")
+        if results.get("commit") and commits[-1] != results["commit"]:
+            previous["commit"] = "; then ".join(commits + [results["commit"]])
         results = previous
     save = (lambda data: runner.save_json(data, output)) if output else None
     runner.run(chosen, modes, systems, results, save=save)

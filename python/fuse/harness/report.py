@@ -83,7 +83,8 @@ def failures(results):
 def markdown(results):
     commands = results["command"].split("; then ")
     continued = f" ({len(commands)} calls, each continuing the file)" if len(commands) > 1 else ""
-    head = (f"Measured on {results['gpu']} ({results['date']}, torch {results['torch']}) by "
+    commit = f", commit {results['commit']}" if results.get("commit") else ""
+    head = (f"Measured on {results['gpu']} ({results['date']}, torch {results['torch']}{commit}) by "
             f"`{commands[-1]}`{continued}; each row in a process of its own. Step time: median ms "
             "(CUDA events and a synchronize around each step).")
     parts = [head, "", time_table(results), "", detail_table(results)]

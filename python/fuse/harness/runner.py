@@ -189,11 +189,29 @@ def gpu_name():
     return run_in_child(_probe_gpu, timeout=120).get("gpu")
 
 
+def source_commit():
+    """The repository's commit (with "+changes" when the tree differs from
+    it), or None outside a git checkout: which code a run measured."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def new_results(command, config, settings=None, gpu=None):
     import torch
     settings = dict(settings or DEFAULT_SETTINGS)
     return {"gpu": gpu, "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__, "command": command,
-            "config": config, "settings": settings, "method": method(settings), "rows": []}
+            "commit": source_commit(), "config": config, "settings": settings, "method": method(settings),
+            "rows": []}
 
 
 def measured(results):
