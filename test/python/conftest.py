@@ -21,6 +21,20 @@ BIN = pathlib.Path(os.environ.get("FUSE_BIN_DIR", ROOT / "build" / "bin"))
 if "FUSE_LIBRARY" not in os.environ and (BIN.parent / "lib" / "libFuseC.so").exists():
     os.environ["FUSE_LIBRARY"] = str(BIN.parent / "lib" / "libFuseC.so")
 
+
+def pytest_sessionstart(session):
+    """Most of these tests compile through libFuseC.so, which the build
+    makes only with NVIDIA's CUDA toolkit: say so once, up front, rather than
+    fail test by test."""
+    from fuse import _capi
+    from fuse.errors import FuseError
+    try:
+        _capi.library()
+    except FuseError as error:
+        pytest.exit(f"libFuseC.so cannot be loaded ({error}); it is built only where the CUDA toolkit "
+                    "12+ is (scripts/setup.sh says what is missing)", returncode=1)
+
+
 requires_torch2 = pytest.mark.skipif(
     not TORCH_2, reason=f"needs torch 2.x (run on the GPU machine); this is torch {torch.__version__}")
 
