@@ -19,6 +19,7 @@
 #include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "TestPasses.h"
 
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::fuse::FuseDialect, mlir::func::FuncDialect>();
+  // func.call and func.return inline (--inline) only with func's extension.
+  mlir::func::registerInlinerExtension(registry);
 
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "Fuse optimizer driver: runs Fuse passes on fuse graphs\n",

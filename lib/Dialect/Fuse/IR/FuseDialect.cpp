@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -92,6 +93,21 @@ BufferAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+namespace {
+/// Every fuse op is pure and has no region that refers to what surrounds
+/// it, so calls into functions of fuse ops can be inlined (`--inline`):
+/// the pipeline takes one function's ops only.
+struct FuseInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void FuseDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -101,6 +117,7 @@ void FuseDialect::initialize() {
 #define GET_OP_LIST
 #include "fuse/Dialect/Fuse/IR/FuseOps.cpp.inc"
       >();
+  addInterfaces<FuseInlinerInterface>();
 }
 
 /// Checks a `fuse.name` on argument or result #`index` (`what` says which):

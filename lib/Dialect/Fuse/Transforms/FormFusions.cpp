@@ -247,6 +247,22 @@ struct FormFusionsPass
   }
 
   void runOnOperation() override {
+    // Fusion prices every op with the cost model, which knows fuse ops
+    // only: anything else (a func.call, an op of another dialect) is an
+    // error here, not a note that lets the pipeline run on and exit 0.
+    bool foreign = false;
+    getOperation().walk([&](Operation *op) {
+      if (isa<func::FuncOp, func::ReturnOp, ModuleOp>(op) ||
+          isa_and_nonnull<FuseDialect>(op->getDialect()))
+        return;
+      op->emitOpError("is not a fuse op: fuse-form-fusions (and so "
+                      "fuse-pipeline) takes graphs of fuse ops only")
+          << (isa<func::CallOp>(op) ? "; inline the callee first (--inline)"
+                                    : "");
+      foreign = true;
+    });
+    if (foreign)
+      return signalPassFailure();
     getOperation().walk([&](func::FuncOp func) {
       if (func.getBody().hasOneBlock())
         formFusions(func.getBody().front());
