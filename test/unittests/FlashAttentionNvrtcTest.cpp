@@ -13,6 +13,8 @@
 #include "fuse/Codegen/FlashAttentionConfig.h"
 #include "fuse/Runtime/KernelCompiler.h"
 
+#include "FlashAttentionExecutable.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -198,6 +200,28 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
     std::printf("%-22s %3d registers\n", kernel.name.c_str(), kernel.registers);
   }
   EXPECT_EQ(module->log.find("warning"), std::string::npos) << module->log;
+}
+
+// FlashAttentionGpuTests hand the executor executables built by hand
+// (FlashAttentionExecutable.h); the executor refuses any that
+// validateExecutable does. Checked here, where there is no GPU, for every
+// kind of launch they make.
+TEST(FlashAttentionNvrtc, HandBuiltExecutablesAreValid) {
+  using fuse::testing::FlashCase;
+  using fuse::testing::FlashMask;
+  for (bool tma : {false, true})
+    for (FlashMask mask : {FlashMask::None, FlashMask::PerBatch, FlashMask::KeysOnly})
+      for (int kvHeads : {1, 2}) {
+        FlashCase c;
+        c.batch = 2, c.qHeads = 2, c.kvHeads = kvHeads, c.tq = 70, c.tk = 130;
+        c.headDim = 128;
+        c.mask = mask;
+        c.dropout = mask == FlashMask::KeysOnly ? 0.1f : 0.0f;
+        c.tmaForward = c.tmaBackward = tma;
+        fuse::runtime::Status status = fuse::runtime::validateExecutable(
+            fuse::testing::makeFlashExecutable(c), "flash");
+        EXPECT_TRUE(status.ok()) << status.message();
+      }
 }
 
 } // namespace
