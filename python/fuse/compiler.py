@@ -125,6 +125,27 @@ def _has_gpu():
         return False
 
 
+def _private_directory(path):
+    """Creates `path` and its missing parents owner-only (0700), as the
+    runtime does for its cubin cache: what the cache holds is code this
+    process will load and run."""
+    missing = []
+    path = pathlib.Path(path)
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+
+def _owned_by_us(directory):
+    """Whether `directory` (if it exists) belongs to this user."""
+    try:
+        return directory.stat().st_uid == os.getuid()
+    except FileNotFoundError:
+        return True
+
+
 def compile_executable(text, *, pipeline, entry=None, arch=None, source_name=None, cache_dir=None):
     """(Executable, seconds, cache_hit): `text` compiled, or loaded from the
     on-disk cache. cache_dir=False turns the cache off."""
@@ -136,6 +157,12 @@ def compile_executable(text, *, pipeline, entry=None, arch=None, source_name=Non
         return executable, time.perf_counter() - started, False
     root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
     path = root / "executables" / (_cache_key(text, pipeline, entry, arch) + ".fuseexe")
+    if not _owned_by_us(path.parent):
+        warnings.warn(f"fuse: the executable cache {path.parent} belongs to another user; compiling "
+                      "without it (what it holds would run as this process)", stacklevel=3)
+        executable = _capi.Executable.compile(text, pipeline=pipeline, entry=entry, arch=arch,
+                                              source_name=source_name)
+        return executable, time.perf_counter() - started, False
     if path.exists():
         try:
             executable = _capi.Executable.load(path)
@@ -147,7 +174,7 @@ def compile_executable(text, *, pipeline, entry=None, arch=None, source_name=Non
                                           source_name=source_name)
     seconds = time.perf_counter() - started
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_directory(path.parent)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
         os.close(handle)
         try:

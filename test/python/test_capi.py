@@ -291,3 +291,11 @@ def test_missing_library_is_a_clear_error(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FUSE_LIBRARY=str(tmp_path / "libFuseC.so"))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.stdout.startswith("FuseError FUSE_LIBRARY=") and "does not exist" in result.stdout
+
+
+def test_the_executable_cache_is_created_owner_only(tmp_path):
+    import stat
+    root = tmp_path / "a" / "b"
+    fuse.compile(MLP, arch="sm_90a", cache_dir=root)
+    for directory in (tmp_path / "a", root, root / "executables"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory

@@ -54,3 +54,4 @@ def test_nothing_is_printed_without_fuse_log(monkeypatch, capsys, tmp_path):
     compiled = fuse.compile(MLP, arch="sm_90a", cache_dir=tmp_path)
     assert "compile phases" not in capsys.readouterr().err
     assert compiled.phases["compile"] > 0
+
