@@ -16,20 +16,7 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${FUSE_ASAN_DIR:-"$repo_root/build-asan"}
 
-packages=(clang-22 libclang-rt-22-dev)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "==> Installing ${missing[*]}"
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash "$repo_root/scripts/install-packages.sh" clang-22 libclang-rt-22-dev
 
 # -O1 with line tables: readable reports at a reasonable speed. Assertions
 # stay on (no NDEBUG): an assert a fuzzer reaches is a finding too.

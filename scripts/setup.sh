@@ -22,25 +22,7 @@ packages=(
   python3-torch python3-pytest
 )
 
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-
-if ((${#missing[@]})); then
-  echo "==> Installing ${missing[*]}"
-  if [[ $(id -u) -ne 0 ]]; then
-    sudo_cmd=(sudo)
-  else
-    sudo_cmd=()
-  fi
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "==> Debian packages already installed"
-fi
+bash "$repo_root/scripts/install-packages.sh" "${packages[@]}"
 
 # The CUDA backend (libFuseC.so, the GPU runtime, NVRTC's checks) needs
 # NVIDIA's CUDA toolkit 12+, which Debian does not package: say up front

@@ -53,25 +53,26 @@ int64_t mlir::fuse::hostTensorBytes(Type type) {
   return bytes ? *bytes : std::numeric_limits<int64_t>::max();
 }
 
+void mlir::fuse::InterpreterWorkingSet::hold(Value value) {
+  int64_t valueBytes = hostTensorBytes(value.getType());
+  bytes = ::fuse::saturatingAdd(bytes, valueBytes);
+  if (!largest || valueBytes > largestBytes) {
+    largest = value;
+    largestBytes = valueBytes;
+  }
+}
+
 InterpreterWorkingSet mlir::fuse::interpreterWorkingSet(func::FuncOp func) {
   InterpreterWorkingSet set;
-  auto hold = [&](Value value) {
-    int64_t bytes = hostTensorBytes(value.getType());
-    set.bytes = ::fuse::saturatingAdd(set.bytes, bytes);
-    if (!set.largest || bytes > set.largestBytes) {
-      set.largest = value;
-      set.largestBytes = bytes;
-    }
-  };
   for (BlockArgument argument : func.getArguments())
-    hold(argument);
+    set.hold(argument);
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
-      hold(result);
+      set.hold(result);
     // The body's arguments are copies of the fusion's operands.
     if (auto fusion = llvm::dyn_cast<FusionOp>(op))
       for (BlockArgument argument : fusion.getBody().getArguments())
-        hold(argument);
+        set.hold(argument);
   });
   return set;
 }

@@ -111,18 +111,10 @@ LogicalResult mlir::fuse::checkHostMemory(func::FuncOp func, bool interprets,
     set = interpreterWorkingSet(func);
   } else {
     // On the GPU without --check the host holds the inputs and outputs.
-    auto hold = [&](Value value) {
-      int64_t bytes = hostTensorBytes(value.getType());
-      set.bytes = ::fuse::saturatingAdd(set.bytes, bytes);
-      if (!set.largest || bytes > set.largestBytes) {
-        set.largest = value;
-        set.largestBytes = bytes;
-      }
-    };
     for (BlockArgument argument : func.getArguments())
-      hold(argument);
+      set.hold(argument);
     for (Value result : func.getBody().front().getTerminator()->getOperands())
-      hold(result);
+      set.hold(result);
   }
   if (expected)
     for (Type type : func.getResultTypes())

@@ -70,6 +70,9 @@ struct InterpreterWorkingSet {
   /// The largest value and its bytes.
   Value largest;
   int64_t largestBytes = 0;
+
+  /// Counts `value`'s host tensor in.
+  void hold(Value value);
 };
 InterpreterWorkingSet interpreterWorkingSet(func::FuncOp func);
 
