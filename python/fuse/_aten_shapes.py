@@ -2,6 +2,8 @@
 
 import math
 
+import torch
+
 from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, broadcast,
                            cast, element_type, finish, handles, index_operand, int_list,
                            normalize_dim, normalize_dims, operand, reduce, reshape, transpose)
@@ -287,6 +289,23 @@ def index_select(cx, node, x, dim, indices):
     return gather(cx, operand(cx, x, x.shape, out.element), index_operand(cx, indices), dim, out)
 
 
+def _wrapped_index(cx, index, size):
+    """An advanced index as an operand, negative entries counted from the
+    end as torch counts them (x[:, [-2]] is x[:, [size - 2]]): folded for a
+    constant, a select for a computed index."""
+    if isinstance(index, Const):
+        tensor = index.tensor
+        if (tensor < 0).any():
+            index = Const(torch.where(tensor < 0, tensor + size, tensor))
+        return index_operand(cx, index)
+    value = index_operand(cx, index)
+    flags = value.type.with_element("i1")
+    negative = cx.emit(f"fuse.compare lt, {{0}}, {{1}} : {value.type}", [value, cx.splat(0, value.type)], [flags])
+    shifted = cx.emit(f"fuse.add {{0}}, {{1}} : {value.type}", [value, cx.splat(size, value.type)], [value.type])
+    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {flags}, {value.type}", [negative, shifted, value],
+                   [value.type])
+
+
 def _joint_index(cx, x_shape, indices):
     """Index tensors on consecutive dimensions (x[arange(B), ids.argmax(-1)],
     CLIP's pooling) as one index into those dimensions merged: (first
@@ -299,7 +318,7 @@ def _joint_index(cx, x_shape, indices):
     for _, idx in used:
         if isinstance(idx, (Value, Const)) and element_type(idx) == "i1":
             raise Unsupported("boolean mask indexing (data-dependent shape)")
-    values = [index_operand(cx, i) for _, i in used]
+    values = [_wrapped_index(cx, i, x_shape[d]) for d, i in used]
     if len(values) == 1:
         return dims[0], 1, values[0]
     rank = max(len(v.shape) for v in values)

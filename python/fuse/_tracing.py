@@ -67,8 +67,40 @@ def _weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
     return grad_v, grad_g
 
 
+def _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
+                                 proj_bias, mask=None, need_weights=True, average_attn_weights=True,
+                                 mask_type=None):
+    """nn.MultiheadAttention's inference fast path (eval mode) as the math
+    it fuses: the packed projections, softmax(q·kᵀ/√d + mask)·v per head,
+    the output projection. mask_type 0 is an [L, S] attention mask, 1 a
+    [B, S] key padding mask, 2 one already merged to [B, H, L, S]; a
+    boolean mask hides where it is true."""
+    import math
+    import torch.nn.functional as F
+    batch, length, _ = query.shape
+    source = key.shape[1]
+    head = embed_dim // num_head
+    (wq, wk, wv), (bq, bk, bv) = qkv_weight.chunk(3), qkv_bias.chunk(3)
+
+    def heads(x, weight, bias, rows):
+        return F.linear(x, weight, bias).view(batch, rows, num_head, head).transpose(1, 2)
+
+    q, k, v = heads(query, wq, bq, length), heads(key, wk, bk, source), heads(value, wv, bv, source)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(head)
+    if mask is not None:
+        shaped = {0: (1, 1, length, source), 1: (batch, 1, 1, source)}.get(mask_type)
+        mask = mask.view(shaped) if shaped else mask
+        scores = scores.masked_fill(mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    probabilities = torch.softmax(scores, dim=-1)
+    out = F.linear((probabilities @ v).transpose(1, 2).reshape(batch, length, embed_dim), proj_weight, proj_bias)
+    if not need_weights:
+        return out, query.new_empty(0)
+    return out, probabilities.mean(dim=1) if average_attn_weights else probabilities
+
+
 # Fused ops with no fuse op and no PyTorch decomposition on every version.
 _OWN_DECOMPOSITIONS = {
+    "_native_multi_head_attention": _native_multi_head_attention,
     "_weight_norm_interface": _weight_norm_interface,
     "_weight_norm_interface_backward": _weight_norm_interface_backward,
 }

@@ -50,3 +50,23 @@ def test_index_add_accumulates_repeated_indices(tmp_path):
     torch.manual_seed(0)
     step = Step(IndexAdd(), (torch.randn(4, 3), torch.tensor([5, 0, 5, 2])))
     assert "1 of 1 outputs match" in matches_torch(step, export_step(step), tmp_path, "infer")
+
+
+class TakeColumns(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x = nn.Parameter(torch.randn(3, 6))
+
+    def forward(self, columns, weights):
+        return (self.x[:, columns] * weights).sum()
+
+
+def test_negative_advanced_indices_count_from_the_end(tmp_path):
+    """x[:, idx] with idx < 0 (Falcon's fused[:, :, [-2]]): torch counts
+    from the end; a constant index folds that in, a computed one selects."""
+    torch.manual_seed(0)
+    columns = torch.tensor([-1, 0, -6, 2, -1])
+    step = Step(TakeColumns(), (columns, torch.randn(3, 5)), mode="train", loss_fn=lambda loss: loss)
+    text = export_step(step)
+    assert "fuse.select" in text  # the index is an input: wrapped where it is negative
+    assert "2 of 2 outputs match" in matches_torch(step, text, tmp_path, "train")

@@ -33,6 +33,12 @@ infer them through the exporter on the CPU reference interpreter.
   swin        a cyclic shift (torch.roll) and window partition reshapes
   wav2vec2    a grouped convolution with weight normalisation as the
               position embedding
+  falcon      multi-query attention from one fused projection split by
+              view (all query heads, then one key and one value head),
+              key/value expanded, parallel attention and MLP
+  bart        learned positions offset by 2, scaled embeddings, an
+              embedding layer norm, post-LN encoder-decoder with cross
+              attention
   moe         a top-2 router over experts (topk): no fuse op for
               topk, so the exporter must name it (the backend then runs it
               in torch, _partition.py)
@@ -553,6 +559,65 @@ class Wav2Vec2Block(nn.Module):
         return self.head(self.norm(x.transpose(1, 2)).mean(dim=1))
 
 
+class FalconBlock(nn.Module):
+    HEAD = D // HEADS
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(VOCAB, D)
+        self.norm = nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, D + 2 * self.HEAD, bias=False)
+        self.dense = nn.Linear(D, D, bias=False)
+        self.up, self.down = nn.Linear(D, 4 * D, bias=False), nn.Linear(4 * D, D, bias=False)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        h = self.norm(x)
+        b, t, _ = h.shape
+        fused = self.qkv(h).view(b, t, HEADS + 2, self.HEAD)
+        q = fused[:, :, :-2].transpose(1, 2)
+        k = fused[:, :, [-2]].transpose(1, 2).expand(b, HEADS, t, self.HEAD)
+        v = fused[:, :, [-1]].transpose(1, 2).expand(b, HEADS, t, self.HEAD)
+        a = sdpa(q, k, v, is_causal=True)
+        x = x + self.dense(merge_heads(a)) + self.down(F.gelu(self.up(h)))
+        return self.head(x)
+
+
+class BartBlock(nn.Module):
+    OFFSET = 2
+
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Embedding(VOCAB, D, padding_idx=PAD)
+        self.enc_positions = nn.Embedding(T + self.OFFSET, D)
+        self.dec_positions = nn.Embedding(T + self.OFFSET, D)
+        self.enc_embed_norm, self.dec_embed_norm = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.enc_attn, self.dec_attn, self.cross = (nn.MultiheadAttention(D, HEADS, batch_first=True)
+                                                    for _ in range(3))
+        self.enc_norm, self.dec_norm1, self.dec_norm2 = nn.LayerNorm(D), nn.LayerNorm(D), nn.LayerNorm(D)
+        self.fc1, self.fc2 = nn.Linear(D, 2 * D), nn.Linear(2 * D, D)
+        self.dec_norm3 = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def embed(self, ids, positions, norm):
+        scale = math.sqrt(D)
+        where = torch.arange(ids.shape[1]) + self.OFFSET
+        return norm(self.shared(ids) * scale + positions(where))
+
+    def forward(self, ids, decoder_ids):
+        x = self.embed(ids, self.enc_positions, self.enc_embed_norm)
+        padding = ids.eq(PAD)
+        x = self.enc_norm(x + self.enc_attn(x, x, x, key_padding_mask=padding, need_weights=False)[0])
+        y = self.embed(decoder_ids, self.dec_positions, self.dec_embed_norm)
+        t = decoder_ids.shape[1]
+        causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+        y = self.dec_norm1(y + self.dec_attn(y, y, y, attn_mask=causal, need_weights=False)[0])
+        y = self.dec_norm2(y + self.cross(y, x, x, key_padding_mask=padding, need_weights=False)[0])
+        y = self.dec_norm3(y + self.fc2(F.gelu(self.fc1(y))))
+        return self.head(y)
+
+
 def batch_for(name, seed=0):
     """(inputs tuple, targets tensor, loss function) for block `name`."""
     generator = torch.Generator().manual_seed(seed)
@@ -574,11 +639,11 @@ def batch_for(name, seed=0):
         features = torch.randn(B, WhisperEncoderBlock.MELS, WhisperEncoderBlock.FRAMES, generator=generator)
         targets = torch.randint(0, WhisperEncoderBlock.CLASSES, (B,), generator=generator)
         return (features,), targets, F.cross_entropy
-    ids, targets = token_batch(seed, padded=name in ("roberta", "distilbert", "t5"))
+    ids, targets = token_batch(seed, padded=name in ("roberta", "distilbert", "t5", "bart"))
 
     def lm_loss(logits, targets):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-    if name == "t5":
+    if name in ("t5", "bart"):
         decoder_ids = torch.randint(2, VOCAB, (B, T // 2), generator=generator)
         return (ids, decoder_ids), targets[:, :T // 2], lm_loss
     return (ids,), targets, lm_loss
@@ -587,6 +652,7 @@ def batch_for(name, seed=0):
 BLOCKS = {"roberta": RobertaBlock, "distilbert": DistilBertBlock, "t5": T5Block, "gemma": GemmaBlock,
           "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock, "bloom": BloomBlock,
           "mistral": MistralBlock, "deberta": DebertaBlock, "gptj": GPTJBlock, "clip": CLIPBlock,
-          "convnext": ConvNeXtBlock, "swin": SwinBlock, "wav2vec2": Wav2Vec2Block}
+          "convnext": ConvNeXtBlock, "swin": SwinBlock, "wav2vec2": Wav2Vec2Block, "falcon": FalconBlock,
+          "bart": BartBlock}
 # Blocks with an op the exporter has no mapping for: {name: (block, the op)}.
 UNMAPPED = {"moe": (MoeBlock, "aten.topk")}
