@@ -174,4 +174,8 @@ def _describe_tracing_failure(error):
                 "static; move the decision out of the model or make it a tensor op)")
     elif "dynamic" in lowered or "symbolic" in lowered:
         hint = " (dynamic shapes: export with concrete sizes)"
+    elif "nested" in lowered:
+        hint = (" (nn.TransformerEncoder's inference fast path packs a padded batch into nested tensors, "
+                "which cannot be traced: on torch 2.x Fuse turns that fast path off while it traces; on "
+                "older torch export with gradients enabled or without src_key_padding_mask)")
     return f"tracing failed{where}: {name}: {text}{hint}"

@@ -65,6 +65,27 @@ def export_module(module, inputs, *, mode="infer", loss_fn=None, targets=None, o
                        comment=comment, donate_state=donate_state)
 
 
+def _without_attention_fast_path():
+    """nn.MultiheadAttention's and nn.TransformerEncoderLayer's inference
+    fast paths off while tracing (torch 2.x has the switch): they call fused
+    kernels, and pack padded batches into nested tensors that cannot be
+    traced, where the ordinary path is the same math in ops Fuse takes."""
+    import contextlib
+    mha = getattr(torch.backends, "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def disabled():
+        before = mha.get_fastpath_enabled()
+        mha.set_fastpath_enabled(False)
+        try:
+            yield
+        finally:
+            mha.set_fastpath_enabled(before)
+    return disabled()
+
+
 def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None,
                 donate_state=False, info=None):
     """Exports a `fuse._steps.Step` (what export_module builds). A dict
@@ -74,7 +95,7 @@ def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, commen
     step.module.train(step.mode == "train")
     try:
         if step.mode == "infer":
-            with torch.no_grad():
+            with torch.no_grad(), _without_attention_fast_path():
                 graph = _trace(step.fn, step.example, tracing_mode)
         else:
             example = [t.detach().requires_grad_(True) if i < len(step.param_names) else t

@@ -140,3 +140,37 @@ def test_stochastic_depth_draws_fuse_random_bits(tmp_path):
     inputs, targets, loss_fn = zoo_blocks.batch_for("convnext")
     text = export_step(Step(model, inputs, mode="train", loss_fn=loss_fn, targets=(targets,)))
     assert ops_in(text)["fuse.random"] == 1 and '"rng.seed"' in text
+
+
+def test_a_transformer_encoder_trains_and_its_fast_path_says_why_it_cannot_trace(tmp_path):
+    """nn.TransformerEncoder (what a user writes without HuggingFace):
+    training exports and matches PyTorch; inference with a padding mask on
+    torch 1.13 takes the nested-tensor fast path, which cannot be traced,
+    and the error says so and what to do (torch 2.x: Fuse turns the fast
+    path off while tracing)."""
+    from fuse.export import ExportError
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(zoo_blocks.VOCAB, zoo_blocks.D)
+            layer = torch.nn.TransformerEncoderLayer(zoo_blocks.D, zoo_blocks.HEADS, 2 * zoo_blocks.D,
+                                                     dropout=0.0, batch_first=True)
+            self.encoder = torch.nn.TransformerEncoder(layer, 2)
+            self.head = torch.nn.Linear(zoo_blocks.D, zoo_blocks.VOCAB)
+
+        def forward(self, ids):
+            return self.head(self.encoder(self.embed(ids), src_key_padding_mask=ids.eq(zoo_blocks.PAD)))
+
+    torch.manual_seed(0)
+    ids, _ = zoo_blocks.token_batch()
+    model = Encoder()
+    train = Step(model.train(), (ids,), mode="train", loss_fn=lambda y: y.square().mean())
+    results = 1 + len(list(model.parameters()))
+    assert f"{results} of {results} outputs match" in matches_torch(train, export_step(train), tmp_path, "train")
+    infer = Step(model.eval(), (ids,))
+    if hasattr(getattr(torch.backends, "mha", None), "set_fastpath_enabled"):
+        assert "1 of 1 outputs match" in matches_torch(infer, export_step(infer), tmp_path, "infer")
+    else:
+        with pytest.raises(ExportError, match="nn.TransformerEncoder's inference fast path"):
+            export_step(infer)
