@@ -328,17 +328,9 @@ def _joint_index(cx, x_shape, indices):
             at = rank - len(v.shape) + i
             shape[at] = max(shape[at], size)
     index_type = TensorType(shape, "i64")
-    total = None
-    for position, v in enumerate(values):
-        if element_type(v) != "i64":
-            v = cast(cx, v, "i64")
-        v = broadcast(cx, v, shape)
-        stride = math.prod(x_shape[d] for d in dims[position + 1:])
-        if stride != 1:
-            v = cx.emit(f"fuse.mul {{0}}, {{1}} : {index_type}", [v, cx.splat(stride, index_type)], [index_type],
-                        hint="position")
-        total = v if total is None else cx.emit(f"fuse.add {{0}}, {{1}} : {index_type}", [total, v],
-                                                [index_type], hint="position")
+    terms = [(broadcast(cx, cast(cx, v, "i64"), shape), math.prod(x_shape[d] for d in dims[position + 1:]))
+             for position, v in enumerate(values)]
+    total = _position_sum(cx, terms, index_type)
     return dims[0], len(dims), total
 
 
@@ -356,6 +348,19 @@ def index_tensor(cx, node, x, indices):
     return gather(cx, value, idx, dim, out)
 
 
+def _position_sum(cx, terms, index_type):
+    """Σ value·stride over (i64 value of `index_type`, stride) pairs: a
+    row-major position from per-dimension coordinates."""
+    total = None
+    for value, stride in terms:
+        if stride != 1:
+            value = cx.emit(f"fuse.mul {{0}}, {{1}} : {index_type}", [value, cx.splat(stride, index_type)],
+                            [index_type], hint="position")
+        total = value if total is None else cx.emit(f"fuse.add {{0}}, {{1}} : {index_type}", [total, value],
+                                                    [index_type], hint="position")
+    return total
+
+
 def _flat_positions(cx, x_shape, index, dim):
     """For torch.gather/scatter_add along `dim` with a same-rank `index`:
     the position in x flattened (row-major) of every element `index` names,
@@ -363,24 +368,13 @@ def _flat_positions(cx, x_shape, index, dim):
     dimension, the element's own coordinate (an iota) * that stride."""
     shape = tuple(index.shape)
     index_type = TensorType(shape, "i64")
-    if element_type(index) != "i64":
-        index = cast(cx, index, "i64")
     strides = [math.prod(x_shape[d + 1:]) for d in range(len(x_shape))]
-
-    def scaled(value, stride):
-        if stride == 1:
-            return value
-        return cx.emit(f"fuse.mul {{0}}, {{1}} : {index_type}", [value, cx.splat(stride, index_type)],
-                       [index_type], hint="position")
-
-    total = scaled(index, strides[dim])
+    terms = [(cast(cx, index, "i64"), strides[dim])]
     for d in range(len(shape)):
-        if d == dim or shape[d] == 1:
-            continue
-        iota = cx.emit(f"fuse.iota dim = {d} : {index_type}", [], [index_type], hint="coordinate")
-        total = cx.emit(f"fuse.add {{0}}, {{1}} : {index_type}", [total, scaled(iota, strides[d])],
-                        [index_type], hint="position")
-    return total
+        if d != dim and shape[d] != 1:
+            iota = cx.emit(f"fuse.iota dim = {d} : {index_type}", [], [index_type], hint="coordinate")
+            terms.append((iota, strides[d]))
+    return _position_sum(cx, terms, index_type)
 
 
 @handles("aten.gather.default")

@@ -77,6 +77,7 @@ import operator
 import time
 import warnings
 
+from . import _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
@@ -193,7 +194,6 @@ class _Specialized:
     def __init__(self, gm, args, options, kind, constants=(), aot_seconds=0.0):
         import torch
         from . import compiler
-        from ._stable_io import StableIO
         from ._tracing import trace
         from . import _graph_rng
         output = next(n for n in gm.graph.nodes if n.op == "output")
@@ -269,13 +269,12 @@ class _Specialized:
             _spent("compile", self.compiled.timings.get("compile", 0.0))
             # The backend's callers (AOTAutograd) do not choose strides.
             self.compiled.contiguous_copy = True
-            self.io = StableIO(self.compiled, stats["io"])
+            self.io = _stable_io.StableIO(self.compiled, stats["io"])
             # Fresh rng.seed and rng.offset every call, from torch's generator.
             self.rng = _graph_rng.bind(self.compiled, counters)
         self.load_counted = False
 
     def __call__(self, args):
-        from ._stable_io import hand_out
         compiled = self.compiled
         tensors = [args[i] for i in self.tensor_positions]
         device = compiled.device if compiled is not None else _device_of(tensors)
@@ -303,7 +302,7 @@ class _Specialized:
                 result.append(self.cached[position])
                 continue
             if entry[0] == "output":
-                result.append(hand_out(outputs[entry[1]], entry[2]))
+                result.append(_stable_io.hand_out(outputs[entry[1]], entry[2]))
                 continue
             source = self.host_constants[entry[1]].to(device)
             tensor = source if entry[2] is None else source.view(entry[2])

@@ -151,15 +151,15 @@ def compile_executable(text, *, pipeline, entry=None, arch=None, source_name=Non
     on-disk cache. cache_dir=False turns the cache off."""
     arch = _resolve_arch(arch)
     started = time.perf_counter()
-    if cache_dir is False:
-        executable = _capi.Executable.compile(text, pipeline=pipeline, entry=entry, arch=arch,
-                                              source_name=source_name)
-        return executable, time.perf_counter() - started, False
-    root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
-    path = root / "executables" / (_cache_key(text, pipeline, entry, arch) + ".fuseexe")
-    if not _owned_by_us(path.parent):
-        warnings.warn(f"fuse: the executable cache {path.parent} belongs to another user; compiling "
-                      "without it (what it holds would run as this process)", stacklevel=3)
+    path = None
+    if cache_dir is not False:
+        root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
+        path = root / "executables" / (_cache_key(text, pipeline, entry, arch) + ".fuseexe")
+        if not _owned_by_us(path.parent):
+            warnings.warn(f"fuse: the executable cache {path.parent} belongs to another user; compiling "
+                          "without it (what it holds would run as this process)", stacklevel=3)
+            path = None
+    if path is None:
         executable = _capi.Executable.compile(text, pipeline=pipeline, entry=entry, arch=arch,
                                               source_name=source_name)
         return executable, time.perf_counter() - started, False
