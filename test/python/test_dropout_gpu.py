@@ -126,7 +126,9 @@ def test_bert_style_dropout_matches_eager_in_distribution(cache):
     ours = _samples(model, lambda: F.mse_loss(compiled(x), target), calls)
     theirs = _samples(model, lambda: F.mse_loss(model(x), target), calls)
     assert backend.stats["fallbacks"] == fallbacks
-    assert len(set(ours[0].tolist())) == calls, "calls repeated a mask"
+    # Whole gradients, not losses: 48 losses within 0.3% of each other may
+    # share a float by chance; gradients of different masks do not.
+    assert torch.unique(ours[1], dim=0).shape[0] == calls, "calls repeated a mask"
     _agree(ours[0][:, None], theirs[0][:, None], "loss")
     _agree(ours[1], theirs[1], "gradients")
     # Without dropout the same layer matches eager call for call.

@@ -6,6 +6,8 @@ harness end to end on tiny models)."""
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -74,23 +76,35 @@ def test_continuing_needs_the_same_gpu_torch_and_config(tmp_path):
     assert cli.previous_results(str(path), dict(fresh, gpu="NVIDIA H200"))["rows"] == []
 
 
-def _returns(value):
+_CHILD_SCRIPT = """
+import json, os, sys
+from fuse.harness import runner
+
+def returns(value):
     return {"value": value, "cache": os.environ.get("FUSE_CACHE_DIR")}
 
-
-def _raises():
+def raises():
     raise ValueError("the step broke")
 
-
-def _dies():
+def dies():
     os._exit(3)
+
+print(json.dumps([runner.run_in_child(returns, 4, env={"FUSE_CACHE_DIR": "/cold"}),
+                  os.environ.get("FUSE_CACHE_DIR"), runner.run_in_child(raises), runner.run_in_child(dies)]))
+"""
 
 
 def test_a_child_returns_its_row_or_says_why_it_has_none():
-    assert runner.run_in_child(_returns, 4, env={"FUSE_CACHE_DIR": "/cold"}) == {"value": 4, "cache": "/cold"}
-    assert os.environ.get("FUSE_CACHE_DIR") != "/cold"  # the runner's own environment is left alone
-    assert runner.run_in_child(_raises) == {"error": "ValueError: the step broke"}
-    assert runner.run_in_child(_dies) == {"error": "the measuring process died (exit code 3)"}
+    # In a fresh interpreter: the runner refuses to fork from a process that
+    # has used CUDA, as this test process may have (GPU tests run in it).
+    result = subprocess.run([sys.executable, "-c", _CHILD_SCRIPT], capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert result.returncode == 0, result.stderr
+    returned, cache, raised, died = json.loads(result.stdout.strip().splitlines()[-1])
+    assert returned == {"value": 4, "cache": "/cold"}
+    assert cache != "/cold"  # the runner's own environment is left alone
+    assert raised == {"error": "ValueError: the step broke"}
+    assert died == {"error": "the measuring process died (exit code 3)"}
 
 
 def test_results_are_saved_whole(tmp_path):
