@@ -141,6 +141,29 @@ for _aten, _fuse in [("neg", "neg"), ("abs", "abs"), ("exp", "exp"), ("log", "lo
     HANDLERS[f"aten.{_aten}.default"] = (lambda name: lambda cx, node, x: unary(cx, name, x))(_fuse)
 
 
+@handles("aten.sign.default", "aten.sgn.default")
+def sign(cx, node, x):
+    """(x > 0) - (x < 0) in x's type: 0 for zeros and NaN, as ATen on the
+    CPU (a norm's backward: sgn(x) * grad)."""
+    out = cx.node_type()
+    value = operand(cx, x, out.shape, out.element)
+    if out.element == "i1":
+        return value
+    flags = value.type.with_element("i1")
+    zero = cx.splat(0, value.type)
+    positive, negative = (cast(cx, cx.emit(f"fuse.compare {direction}, {{0}}, {{1}} : {value.type}", [value, zero],
+                                           [flags]), out.element) for direction in ("gt", "lt"))
+    return cx.emit(f"fuse.sub {{0}}, {{1}} : {out}", [positive, negative], [out])
+
+
+@handles("aten.isnan.default")
+def isnan(cx, node, x):
+    out = cx.node_type()
+    if not isinstance(x, Value) or not x.type.is_float:
+        return cx.splat(False, out)
+    return cx.emit(f"fuse.compare ne, {{0}}, {{0}} : {x.type}", [x], [out])
+
+
 @handles("aten.gelu.default")
 def gelu(cx, node, x, approximate="none"):
     out = cx.node_type()

@@ -127,18 +127,59 @@ def unbind(cx, node, x, dim=0):
     return [reshape(cx, slice_value(cx, x, dim, i, i + 1), shape) for i in range(x.shape[dim])]
 
 
+def _scatter_slice(cx, base, source, dim, start, step, out, fill=0):
+    """`out`: `base` with `source` written along `dim` at start, start +
+    step, ... (slice_scatter, select_scatter); with `base` None, `fill`
+    (zeros: the gradient of a slice or a select). Concatenations and reshapes, no
+    scatter: with a step, each element of `source` followed by the step - 1
+    elements of `base` after its place, as one run (GPT-J's interleaved
+    rotary pairs, x[..., ::2] and x[..., 1::2])."""
+    size, count = out.shape[dim], source.shape[dim]
+
+    def part(low, high):
+        if base is None:
+            shape = list(out.shape)
+            shape[dim] = high - low
+            return cx.splat(fill, TensorType(shape, out.element))
+        return slice_value(cx, base, dim, low, high)
+
+    source = operand(cx, source, source.shape, out.element)
+    if step == 1 or count <= 1:
+        middle, stop = source, start + count
+    else:
+        # The run covers count * step elements from start, cropped where it
+        # passes the end of the dimension.
+        stop = min(start + count * step, size)
+        outer, inner = list(out.shape[:dim]), list(out.shape[dim + 1:])
+        grouped = TensorType(outer + [count, step] + inner, out.element)
+        if base is None:
+            gaps = cx.splat(fill, grouped.with_shape(outer + [count, step - 1] + inner))
+        else:
+            region = part(start, stop)
+            if stop - start < count * step:
+                padding = cx.splat(0, TensorType(outer + [count * step - (stop - start)] + inner, out.element))
+                region = concat(cx, [region, padding], dim,
+                                TensorType(outer + [count * step] + inner, out.element))
+            gaps = slice_value(cx, reshape(cx, region, grouped.shape), dim + 1, 1, step)
+        column = reshape(cx, source, outer + [count, 1] + inner)
+        run = reshape(cx, concat(cx, [column, gaps], dim + 1, grouped), outer + [count * step] + inner)
+        middle = slice_value(cx, run, dim, 0, stop - start)
+    pieces = [part(0, start) if start > 0 else None, middle, part(stop, size) if stop < size else None]
+    return concat(cx, [p for p in pieces if p is not None], dim, out)
+
+
 @handles("aten.slice_scatter.default")
 def slice_scatter(cx, node, base, source, dim=0, start=None, end=None, step=1):
     out = cx.node_type()
     dim = normalize_dim(dim, out.rank)
-    start, end = _slice_bounds(out.shape[dim], start, end)
-    if int(step) != 1:
-        raise Unsupported("slice_scatter with a step")
+    start, _ = _slice_bounds(out.shape[dim], start, end)
+    if int(step) < 1:
+        raise Unsupported(f"slice_scatter with step {step}")
+    if isinstance(base, Const) and base.splat is not None:
+        # torch 2.x's slice_backward: slice_scatter into new_zeros.
+        return _scatter_slice(cx, None, source, dim, start, int(step), out, fill=base.splat)
     base = operand(cx, base, out.shape, out.element)
-    source = operand(cx, source, source.shape, out.element)
-    pieces = [slice_value(cx, base, dim, 0, start), source,
-              slice_value(cx, base, dim, end, out.shape[dim])]
-    return concat(cx, [p for p in pieces if p.shape[dim] > 0], dim, out)
+    return _scatter_slice(cx, base, source, dim, start, int(step), out)
 
 
 def _selected_slice(cx, value, out, dim, index):
@@ -157,45 +198,12 @@ def select_scatter(cx, node, base, source, dim, index):
     return slice_scatter(cx, node, base, source, dim, index, index + 1)
 
 
-def _zeros_around(cx, grad, dim, start, out):
-    """`out`-shaped zeros with `grad` at [start, start + its size) along
-    `dim`: the gradient of a slice or a select (concatenated, no scatter)."""
-    size = grad.shape[dim]
-    pieces = []
-    for length in (start, None, out.shape[dim] - start - size):
-        if length is None:
-            pieces.append(grad)
-        elif length > 0:
-            shape = list(out.shape)
-            shape[dim] = length
-            pieces.append(cx.splat(0, TensorType(shape, out.element)))
-    return concat(cx, pieces, dim, out)
-
-
 @handles("aten.slice_backward.default")
 def slice_backward(cx, node, grad, input_sizes, dim, start, end, step):
     out = cx.node_type()
     dim = normalize_dim(dim, out.rank)
-    start, end = _slice_bounds(out.shape[dim], start, end)
-    grad = operand(cx, grad, grad.shape, out.element)
-    step = int(step)
-    if step > 1:
-        # Every step-th element from start (GPT-J's interleaved rotary
-        # pairs): each gradient element followed by step - 1 zeros, as one
-        # run, then cropped where it passes the input's end.
-        count = grad.shape[dim]
-        wide = list(grad.shape[:dim + 1]) + [1] + list(grad.shape[dim + 1:])
-        gaps = list(wide)
-        gaps[dim + 1] = step - 1
-        pieces = [reshape(cx, grad, wide), cx.splat(0, TensorType(gaps, out.element))]
-        together = list(wide)
-        together[dim + 1] = step
-        run_shape = list(grad.shape)
-        run_shape[dim] = count * step
-        run = reshape(cx, concat(cx, pieces, dim + 1, TensorType(together, out.element)), run_shape)
-        run = slice_value(cx, run, dim, 0, min(count * step, out.shape[dim] - start))
-        return _zeros_around(cx, run, dim, start, out)
-    return _zeros_around(cx, grad, dim, start, out)
+    start, _ = _slice_bounds(out.shape[dim], start, end)
+    return _scatter_slice(cx, None, grad, dim, start, int(step), out)
 
 
 @handles("aten.roll.default")
@@ -227,7 +235,7 @@ def _roll_one(cx, value, shift, dim):
 def select_backward(cx, node, grad, input_sizes, dim, index):
     out = cx.node_type()
     dim, index, grad = _selected_slice(cx, grad, out, dim, index)
-    return _zeros_around(cx, grad, dim, index, out)
+    return _scatter_slice(cx, None, grad, dim, index, 1, out)
 
 
 @handles("aten.stack.default")
@@ -267,6 +275,76 @@ def constant_pad_nd(cx, node, x, pad, value=0):
         shape[dim] += before + after
         current = concat(cx, pieces, dim, TensorType(shape, out.element))
     return current
+
+
+def _padded_positions(cx, mode, before, size, after):
+    """For reflection or replication padding of one dimension of `size` by
+    `before` and `after` (negative crops): i64 [before + size + after], the
+    input position each output element reads, computed from an iota as
+    PyTorch's decomposition does (kernels compute it inline, as flip's):
+    reflect n-1 - |n-1 - |i - before||, replicate clamp(i - before, 0,
+    n-1)."""
+    length = before + size + after
+    index_type = TensorType((length,), "i64")
+
+    def emit(op, *values):
+        return cx.emit(f"fuse.{op} " + ", ".join("{%d}" % i for i in range(len(values))) + f" : {index_type}",
+                       list(values), [index_type], hint="positions")
+
+    splat = lambda n: cx.splat(n, index_type)
+    positions = emit("sub", cx.emit(f"fuse.iota dim = 0 : {index_type}", [], [index_type], hint="positions"),
+                     splat(before))
+    if mode == "reflect":
+        folded = emit("abs", emit("sub", splat(size - 1), emit("abs", positions)))
+        return emit("sub", splat(size - 1), folded)
+    return emit("minimum", emit("maximum", positions, splat(0)), splat(size - 1))
+
+
+def _padded_dims(padding, rank):
+    """(dim, before, after) for ATen's padding list (last dimension first)."""
+    return [(rank - 1 - pair, int(padding[2 * pair]), int(padding[2 * pair + 1]))
+            for pair in range(len(padding) // 2)]
+
+
+def _index_padding(mode):
+    """reflection_padNd / replication_padNd: a gather per padded dimension."""
+    def handler(cx, node, x, padding):
+        out = cx.node_type()
+        value = operand(cx, x, x.shape, out.element)
+        for dim, before, after in _padded_dims(padding, out.rank):
+            if before == 0 and after == 0:
+                continue
+            positions = _padded_positions(cx, mode, before, value.shape[dim], after)
+            shape = list(value.shape)
+            shape[dim] = positions.shape[0]
+            value = gather(cx, value, positions, dim, TensorType(shape, out.element))
+        return value
+    return handler
+
+
+def _index_padding_backward(mode):
+    """The backward of a reflection or replication padding: each padded
+    dimension's gradient added back at the positions its gather read (a
+    scatter_add per dimension, the border elements read twice or more)."""
+    def handler(cx, node, grad, x, padding):
+        out = cx.node_type()
+        value = operand(cx, grad, grad.shape, out.element)
+        for dim, before, after in _padded_dims(padding, out.rank):
+            if before == 0 and after == 0:
+                continue
+            positions = _padded_positions(cx, mode, before, out.shape[dim], after)
+            shape = list(value.shape)
+            shape[dim] = out.shape[dim]
+            type_ = TensorType(shape, out.element)
+            value = scatter_add(cx, cx.splat(0, type_), positions, value, dim, type_)
+        return value
+    return handler
+
+
+for _mode, _aten in (("reflect", "reflection"), ("replicate", "replication")):
+    for _rank in (1, 2, 3):
+        HANDLERS[f"aten.{_aten}_pad{_rank}d.default"] = _index_padding(_mode)
+        HANDLERS[f"aten.{_aten}_pad{_rank}d_backward.default"] = _index_padding_backward(_mode)
 
 
 # -- indexing -----------------------------------------------------------------------
@@ -497,9 +575,51 @@ HANDLERS["aten.sum.dim_IntList"] = HANDLERS["aten.sum.default"] = _reduction("su
 HANDLERS["aten.mean.dim"] = HANDLERS["aten.mean.default"] = _reduction("mean")
 HANDLERS["aten.amax.default"] = HANDLERS["aten.max.default"] = _reduction("max")
 HANDLERS["aten.amin.default"] = HANDLERS["aten.min.default"] = _reduction("min")
-# PyTorch's own decompositions (torch 1.13's linalg_vector_norm: F.normalize)
-# leave primitives: prims.sum(x, dims) drops the dimensions it sums.
+# Some of PyTorch's own decompositions (torch._refs) leave primitives:
+# prims.sum(x, dims) drops the dimensions it sums.
 HANDLERS["prims.sum.default"] = _reduction("sum")
+
+
+@handles("aten.linalg_vector_norm.default")
+def linalg_vector_norm(cx, node, x, ord=2, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.vector_norm (F.normalize on torch 2.x): (Σ|x|^p)^(1/p)
+    over `dim` (None: every dimension), in f32 whatever the input (as
+    ATen's accumulator), cast to the result's dtype. ord 2 is sqrt(Σx·x),
+    1 is Σ|x|, inf and -inf are max and min of |x|, 0 counts the nonzero
+    elements."""
+    out = cx.node_type()
+    if not out.is_float:
+        raise Unsupported("vector norm with an integer result")
+    if isinstance(ord, Const):
+        ord = ord.scalar()
+    ord = float(ord)
+    value = operand(cx, x, x.shape, "f32")
+    dims = normalize_dims(dim, len(x.shape))
+    reduced = out.with_element("f32")
+
+    def elementwise(op, *operands):
+        text = ", ".join("{%d}" % i for i in range(len(operands)))
+        return cx.emit(f"fuse.{op} {text} : {operands[0].type}", list(operands), [operands[0].type])
+
+    def total(kind, terms):
+        if not dims:  # a 0-d tensor is its own reduction
+            return terms
+        return reduce(cx, kind, terms, dims, keepdim, reduced)
+
+    if ord == 0:
+        flags = cx.emit(f"fuse.compare ne, {{0}}, {{1}} : {value.type}", [value, cx.splat(0, value.type)],
+                        [value.type.with_element("i1")])
+        return finish(cx, total("sum", cast(cx, flags, "f32")))
+    if ord == 2:
+        return finish(cx, elementwise("sqrt", total("sum", elementwise("mul", value, value))))
+    magnitude = elementwise("abs", value)
+    if math.isinf(ord):
+        return finish(cx, total("max" if ord > 0 else "min", magnitude))
+    if ord == 1:
+        return finish(cx, total("sum", magnitude))
+    powered = elementwise("pow", magnitude, cx.splat(ord, value.type))
+    summed = total("sum", powered)
+    return finish(cx, elementwise("pow", summed, cx.splat(1.0 / ord, summed.type)))
 
 
 @handles("prims.broadcast_in_dim.default")

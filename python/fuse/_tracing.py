@@ -24,13 +24,14 @@ def _ops(*names):
     return [getattr(aten, n) for n in names if hasattr(aten, n)]
 
 
-# Ops the fuse dialect has whole (or that the converter maps by a pattern):
-# PyTorch's decompositions must leave them alone.
+# Ops the fuse dialect has whole (or that the converter maps by a pattern, or
+# maps itself the same on every torch: linalg_vector_norm, which torch 1.13
+# would decompose into prims): PyTorch's decompositions must leave them alone.
 KEPT_WHOLE = _ops(
     "native_layer_norm", "layer_norm", "_softmax", "softmax", "_log_softmax", "log_softmax",
     "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "gelu", "silu",
     "sigmoid", "tanh", "relu", "embedding", "embedding_dense_backward", "addmm", "mm", "bmm",
-    "rsqrt", "rms_norm", "native_dropout", "native_dropout_backward",
+    "rsqrt", "rms_norm", "linalg_vector_norm", "native_dropout", "native_dropout_backward",
     "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
@@ -46,7 +47,7 @@ _DECOMPOSED_ON_TORCH_1 = _ops(
     "_unsafe_view", "expand_as", "masked_fill", "rsub", "squeeze", "unbind", "split",
     "native_group_norm", "native_group_norm_backward", "binary_cross_entropy",
     "binary_cross_entropy_backward", "logsumexp", "clamp_min", "clamp_max", "repeat",
-    "huber_loss", "smooth_l1_loss", "linalg_vector_norm", "norm")
+    "huber_loss", "smooth_l1_loss", "norm")
 
 
 def _norm_dims(v, dim):

@@ -68,6 +68,41 @@ def matches_torch(step, text, tmp_path, name="graph"):
     return result.stdout
 
 
+def real_like(example, seed=0):
+    """Real tensors of `example`'s shapes and dtypes (seeded; normal floats,
+    zero integers): inputs for a graph whose compiler saw fake tensors
+    (AOTAutograd's on torch 2)."""
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(tuple(t.shape), generator=generator).to(t.dtype) if t.dtype.is_floating_point
+            else torch.zeros(tuple(t.shape), dtype=t.dtype) for t in example]
+
+
+def graph_matches_torch(graph, inputs, tmp_path, name="graph", example=None, retrace=True):
+    """Exports the FX graph `graph` (retraced on `example`, by default on
+    `inputs`; or as it is), runs it on the CPU reference interpreter with
+    `inputs` (real float32 tensors) and checks every result against `graph`
+    run by PyTorch on them. Returns fuse-run's report."""
+    import numpy as np
+    from fuse.export import export_graph
+    names = [f"in{i}" for i in range(len(inputs))]
+    text = export_graph(graph, example if example is not None else inputs, arg_names=names, name=name,
+                        retrace=retrace)
+    path = verify(text, tmp_path, name)
+    with torch.no_grad():
+        results = graph(*inputs)
+    # None results (AOTAutograd's gradients of inputs that need none) are
+    # not exported; the others keep their position's name.
+    results = {f"out{i}": t for i, t in enumerate(results if isinstance(results, (list, tuple)) else [results])
+               if t is not None}
+    np.savez(tmp_path / f"{name}.in.npz", **{n: reference.to_numpy(t) for n, t in zip(names, inputs)})
+    np.savez(tmp_path / f"{name}.out.npz", **{n: reference.to_numpy(t) for n, t in results.items()})
+    result = _run([BIN / "fuse-run", path, "--inputs", tmp_path / f"{name}.in.npz",
+                   "--expected", tmp_path / f"{name}.out.npz"])
+    assert result.returncode == 0 and "expected: PASS" in result.stdout, \
+        f"fuse-run disagrees with PyTorch:\n{result.stdout[-6000:]}\n{result.stderr}"
+    return result.stdout
+
+
 def ops_in(text):
     """The fuse op names used by a graph, with their counts."""
     import collections

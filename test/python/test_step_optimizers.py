@@ -203,6 +203,7 @@ class _ReferenceAdafactor(torch.optim.Optimizer):
                  foreach=None, maximize=False):
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize))
+        self.denominators = []  # each update's max(1, RMS / d): above 1 where it was clipped
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -239,6 +240,7 @@ class _ReferenceAdafactor(torch.optim.Optimizer):
                     estimate = state["variance"].clone()
                 update = estimate.clamp(min=eps1 * eps1).rsqrt() * grad
                 denominator = max(1.0, float(update.norm(2)) / (update.numel() ** 0.5 * group["d"]))
+                self.denominators.append(denominator)
                 p.add_(update, alpha=-alpha / denominator)
 
 
@@ -251,11 +253,19 @@ def adafactor(monkeypatch):
     return torch.optim.Adafactor
 
 
-@pytest.mark.parametrize("options", [dict(), dict(lr=0.05, weight_decay=0.1, d=0.5, eps=(1e-30, 1e-3)),
+# d = 1.02 (torch 2.11 refuses d < 1): on this net some updates' RMS is
+# above it (clipped) and some below.
+@pytest.mark.parametrize("options", [dict(), dict(lr=0.05, weight_decay=0.1, d=1.02, eps=(1e-30, 1e-3)),
                                      dict(maximize=True, beta2_decay=-0.6)], ids=["defaults", "decay", "maximize"])
 def test_adafactor_matches_torch_step_by_step(adafactor, options, tmp_path):
     model, optimizer, step = _run_both(lambda m: adafactor(m.parameters(), **options), tmp_path, steps=4,
                                        tolerance=2e-4)
+    if "d" in options:  # the clipping path is taken, and not always
+        net = _net()
+        reference = _ReferenceAdafactor(net.parameters(), **options)
+        for batch in _batches(4):
+            _eager_step(net, reference, batch)
+        assert max(reference.denominators) > 1 and min(reference.denominators) == 1, reference.denominators
     names = step.compiled.input_names
     assert "row_var.head" in names and "col_var.head" in names and "variance.bias" in names
     assert tuple(optimizer.state[model.head]["row_var"].shape) == (2, 4, 1)
