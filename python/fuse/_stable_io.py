@@ -63,13 +63,23 @@ class StableIO:
         self.counters = counters if counters is not None else {}
         for key in ("reused", "allocated", "staged"):
             self.counters.setdefault(key, 0)
+        self.skipped_inputs = frozenset()
+        self.output_specs = list(compiled.outputs)
+
+    def skip_inputs(self, indices):
+        """Inputs bound by the caller (saved values in a slab): left as they are."""
+        self.skipped_inputs = frozenset(indices)
+
+    def skip_outputs(self, indices):
+        """Outputs placed by the caller (in a slab): None in `outputs()`."""
+        self.output_specs = [spec for spec in self.compiled.outputs if spec.index not in indices]
 
     def inputs(self, tensors):
         """The checked inputs, small ones that move copied to fixed buffers."""
         result = list(tensors)
         for index, tensor in enumerate(tensors):
-            if index in self.donated_inputs:  # the graph writes it: it must be the caller's memory
-                continue
+            if index in self.donated_inputs or index in self.skipped_inputs:
+                continue  # the graph writes it (it must be the caller's memory), or the caller binds it
             buffer = self.staged.get(index)
             if buffer is None:
                 address = tensor.data_ptr()
@@ -91,12 +101,13 @@ class StableIO:
 
     def outputs(self, inputs):
         """Output tensors: donated ones in their input's memory, the others
-        in this graph's pooled memory where nothing holds it any more."""
-        outputs = []
-        for spec in self.compiled.outputs:
+        in this graph's pooled memory where nothing holds it any more (None
+        for the outputs skipped)."""
+        outputs = [None] * len(self.compiled.outputs)
+        for spec in self.output_specs:
             source = self.compiled._aliases.get(spec.index)
             if source is not None:
-                outputs.append(inputs[source].view(spec.shape))
+                outputs[spec.index] = inputs[source].view(spec.shape)
                 continue
             if self._free(spec.index):
                 self.counters["reused"] += 1
@@ -104,7 +115,7 @@ class StableIO:
                 tensor = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=self.compiled.device)
                 self.pool[spec.index], self.pool_storage[spec.index] = tensor, _storage_key(tensor)
                 self.counters["allocated"] += 1
-            outputs.append(self.pool[spec.index])
+            outputs[spec.index] = self.pool[spec.index]
         return outputs
 
 

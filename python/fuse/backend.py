@@ -14,7 +14,13 @@ them into the kernels that read them). Fuse compiles each of those
 stream, keeping each graph's addresses the same from call to call
 (`_stable_io.py`: small inputs that move are copied into buffers of the
 graph's own, outputs reuse their memory once nothing holds it) so that the
-runtime replays its CUDA graph instead of capturing it again. While AOTAutograd traces, the cuDNN attention
+runtime replays its CUDA graph instead of capturing it again. What a
+forward saves for its backward and returns to no one else it writes into
+one slab per call (`_saved_slabs.py`), handed to autograd as one tensor for
+all of them, which the backward binds at offsets: no torch tensor per saved
+value. A call first tries the specialization the last call ran (`fits`:
+shapes, dtypes, values, baked buffers, slab layout) before building the
+full key. While AOTAutograd traces, the cuDNN attention
 backend is switched off so that attention reaches the graph as the flash or
 memory-efficient op, which Fuse maps to its own attention.
 
@@ -77,7 +83,7 @@ import operator
 import time
 import warnings
 
-from . import _stable_io
+from . import _saved_slabs, _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
@@ -139,6 +145,8 @@ class _DynamoGraph:
         # piece makes is an input of the next, which must bake it in too (its
         # attention then folds the mask into the causal flag).
         self.constant_tensors = _CONSTANT_TENSORS
+        # What the partition saves for the backward, and the forwards' slabs.
+        self.saved = _saved_slabs.SavedValues()
 
     def take_aot_seconds(self):
         """AOTAutograd's time on this dynamo graph, reported once (with the
@@ -191,7 +199,7 @@ class _Specialized:
     constants moved to the CPU): a Fuse graph has no device, and so the
     exporter's constant folding never mixes devices."""
 
-    def __init__(self, gm, args, options, kind, constants=(), aot_seconds=0.0):
+    def __init__(self, gm, args, options, kind, constants=(), aot_seconds=0.0, saved=None):
         import torch
         from . import compiler
         from ._tracing import trace
@@ -214,6 +222,14 @@ class _Specialized:
             elif _is_attention_extra(node):
                 plan[position] = ("value", _placeholder_stand_in(node.meta.get("val")))
         on_cpu = _on_cpu(gm)
+        # A backward's saved values that arrive in a forward's slab: traced
+        # with their own metadata, bound at the slab's address plus offset.
+        slab_layouts = {}
+        if kind == "backward" and saved is not None:
+            for i in self.tensor_positions:
+                layout = saved.layout_at(args[i])
+                if layout is not None and i < len(placeholders) and placeholders[i].name in layout.offsets:
+                    slab_layouts[i] = layout
 
         def step(*tensors):
             full = [None] * len(args)
@@ -236,7 +252,8 @@ class _Specialized:
             return tuple(selected)
 
         examples = _fake_examples([args[i] for i in self.tensor_positions],
-                                  [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions])
+                                  [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions],
+                                  from_metadata={k for k, i in enumerate(self.tensor_positions) if i in slab_layouts})
         started = time.perf_counter()
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
@@ -253,6 +270,8 @@ class _Specialized:
                      if e[0] == "output" else e for e in plan]
         self.cached, self.shared_constants = {}, None
         self.compiled, self.rng = None, None
+        self.saved, self.slab_pool, self.slab_layout = saved, None, None
+        self.slab_outputs, self.slab_inputs, self.slab_argument = {}, {}, None
         if kept:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
@@ -272,7 +291,78 @@ class _Specialized:
             self.io = _stable_io.StableIO(self.compiled, stats["io"])
             # Fresh rng.seed and rng.offset every call, from torch's generator.
             self.rng = _graph_rng.bind(self.compiled, counters)
+            if kind == "forward" and saved is not None:
+                self._plan_slab(saved.saved_positions(returned), returned)
+            if slab_layouts:
+                self._bind_slab(slab_layouts, placeholders, arg_names)
         self.load_counted = False
+        self._note_arguments(args, constants, slab_layouts)
+
+    def _note_arguments(self, args, constants, slabs):
+        """What `fits` compares a later call's arguments with."""
+        self.arity = len(args)
+        self.expected = [(i, args[i].shape, args[i].dtype) for i in self.tensor_positions if i not in slabs]
+        self.device_position = self.expected[0][0] if self.expected else None
+        self.expected_device = args[self.device_position].device if self.expected else None
+        self.expected_constants = [(i, args[i].data_ptr(), args[i]._version) for i in constants
+                                   if isinstance(args[i], _tensor_type())]
+        self.expected_values = [(i, repr(a)) for i, a in enumerate(args)
+                                if not isinstance(a, _tensor_type())]
+
+    def fits(self, args):
+        """Whether this specialization takes `args` (the same shapes, dtypes,
+        device, values, baked buffers unchanged, slabs of its layout): the
+        cheap test a call makes before looking for another."""
+        if len(args) != self.arity:
+            return False
+        try:
+            for i, shape, dtype in self.expected:
+                tensor = args[i]
+                if tensor.shape != shape or tensor.dtype != dtype:
+                    return False
+            if self.device_position is not None and args[self.device_position].device != self.expected_device:
+                return False
+            for i, address, version in self.expected_constants:
+                if args[i].data_ptr() != address or args[i]._version != version:
+                    return False
+        except AttributeError:  # a tensor where a value was, or the other way round
+            return False
+        return all(repr(args[i]) == value for i, value in self.expected_values) and self.accepts(args)
+
+    def _plan_slab(self, positions, returned):
+        """Puts the Fuse outputs that are only ever saved for the backward
+        (not the user's, not written into an input) into slabs."""
+        users = {}
+        for position, entry in enumerate(self.plan):
+            if entry[0] == "output":
+                users.setdefault(entry[1], []).append(position)
+        values = []
+        for output, refs in sorted(users.items()):
+            if output in self.compiled._aliases or not all(p in positions for p in refs):
+                continue
+            values.append((output, self.compiled.outputs[output].bytes, [returned[p].name for p in refs]))
+        if values:
+            layout = _saved_slabs.Layout(values)
+            self.slab_outputs = layout.output_offsets
+            self.slab_pool = _saved_slabs.SlabPool(layout, self.compiled.device, self.saved)
+            self.io.skip_outputs(self.slab_outputs)
+
+    def _bind_slab(self, layouts, placeholders, arg_names):
+        """A backward's inputs that are saved values in a forward's slab:
+        {compiled input index: byte offset}."""
+        layout = next(iter(layouts.values()))
+        if any(other is not layout for other in layouts.values()):
+            return  # two forwards' slabs in one call: bind them as tensors (cannot happen in one graph)
+        for i in layouts:
+            self.slab_inputs[self.compiled.input_names.index(arg_names[self.tensor_positions.index(i)])] = \
+                layout.offsets[placeholders[i].name]
+        self.slab_layout, self.slab_argument = layout, next(iter(layouts))
+        self.io.skip_inputs(self.slab_inputs)
+
+    def accepts(self, args):
+        """Whether this specialization takes these arguments: a backward
+        bound to a slab layout takes only slabs of that layout."""
+        return self.slab_argument is None or self.saved.layout_at(args[self.slab_argument]) is self.slab_layout
 
     def __call__(self, args):
         compiled = self.compiled
@@ -287,8 +377,20 @@ class _Specialized:
                 tensors = self.rng.inputs(tensors, device)
             # Fixed addresses from call to call, so the runtime replays its
             # CUDA graph rather than capturing anew (_stable_io.py).
-            inputs = self.io.inputs(compiled.check_inputs(tensors))
+            inputs = self.io.inputs(compiled.check_inputs(tensors, skip=self.slab_inputs))
+            if self.slab_inputs:
+                base = args[self.slab_argument].data_ptr()
+                for index, offset in self.slab_inputs.items():
+                    inputs[index] = base + offset
             outputs = self.io.outputs(inputs)
+            if self.slab_pool is not None:
+                slab = self.slab_pool.take()
+                base = slab.data_ptr()
+                for index, offset in self.slab_outputs.items():
+                    outputs[index] = base + offset
+                # One alias for every saved value: autograd keeps it with the
+                # graph, and the pool sees it held until then.
+                handed_slab = slab.detach()
             compiled.run(inputs, outputs, check=False)
             if not self.load_counted:  # the session (kernels) loads on the first run
                 self.load_counted = True
@@ -302,7 +404,10 @@ class _Specialized:
                 result.append(self.cached[position])
                 continue
             if entry[0] == "output":
-                result.append(_stable_io.hand_out(outputs[entry[1]], entry[2]))
+                if entry[1] in self.slab_outputs:
+                    result.append(handed_slab)
+                else:
+                    result.append(_stable_io.hand_out(outputs[entry[1]], entry[2]))
                 continue
             source = self.host_constants[entry[1]].to(device)
             tensor = source if entry[2] is None else source.view(entry[2])
@@ -385,6 +490,11 @@ def _split_input_free(traced, input_free):
     return values, {old: new for new, old in enumerate(kept)}
 
 
+def _tensor_type():
+    import torch
+    return torch.Tensor
+
+
 def _device_of(tensors):
     import torch
     return next((t.device for t in tensors if t.device.type != "cpu"), torch.device("cuda"))
@@ -459,7 +569,7 @@ def _with_reshapes(gm):
     return torch.fx.GraphModule(gm, graph)
 
 
-def _fake_examples(tensors, placeholders):
+def _fake_examples(tensors, placeholders, from_metadata=frozenset()):
     """Fake CPU tensors of the inputs' shapes and dtypes, with the strides
     AOTAutograd traced the graph with (its placeholders' metadata; else the
     tensor's own): tracing allocates nothing and computes nothing. The graph
@@ -469,12 +579,18 @@ def _fake_examples(tensors, placeholders):
     that arrives may be laid out otherwise (a Fuse forward returns it
     contiguous). Fuse's values are logical, so the exporter takes the view
     as a reshape, and the runtime copies a strided input to the layout its
-    graph reads."""
+    graph reads. Positions in `from_metadata` (saved values that arrive in
+    a slab) take shape and dtype from the placeholder alone."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     layouts = []
-    for tensor, placeholder in zip(tensors, placeholders):
+    for position, (tensor, placeholder) in enumerate(zip(tensors, placeholders)):
+        if position in from_metadata:
+            traced = placeholder.meta["val"]
+            layouts.append((tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()),
+                            traced.dtype))
+            continue
         shape = tuple(int(d) for d in tensor.shape)
         stride = tuple(int(s) for s in tensor.stride())
         traced = placeholder.meta.get("val") if placeholder is not None else None
@@ -517,6 +633,7 @@ class _FuseGraph:
     def __init__(self, gm, kind, shared):
         self.gm, self.kind, self.shared = gm, kind, shared
         self.specialized = {}
+        self.last = None  # the specialization the last call ran, tried first
         self.eager_noted = False
         self.eager_gm = None
         # The forward (or inference) graph takes dynamo's inputs in order;
@@ -548,6 +665,8 @@ class _FuseGraph:
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 key.append(("value", repr(a)))
+            elif self.shared.saved.layout_at(a) is not None:
+                key.append(("slab", id(self.shared.saved.layout_at(a))))
             elif i in constants:
                 key.append(("constant", tuple(a.shape), a.dtype, a.data_ptr(), a._version))
             else:
@@ -565,12 +684,17 @@ class _FuseGraph:
         # the _boxed_call flag). Graph inputs are never lists.
         if len(args) == 1 and isinstance(args[0], list):
             args = args[0]
+        entry = self.last
+        if entry is not None and entry.fits(args):
+            return entry(args)
         key = self._key(args)
         entry = self.specialized.get(key)
         if entry is None:
             entry = self._specialize(args, key)
         if entry == "eager":
             return self._eager(args)
+        if isinstance(entry, _Specialized):
+            self.last = entry
         return entry(args)
 
     def _specialize(self, args, key):
@@ -593,7 +717,7 @@ class _FuseGraph:
                           FuseRecompileWarning, stacklevel=3)
         try:
             entry = _Specialized(self.gm, args, self.shared.options, self.kind, self._constants(args),
-                                 aot_seconds=self.shared.take_aot_seconds())
+                                 aot_seconds=self.shared.take_aot_seconds(), saved=self.shared.saved)
             entry.shared_constants = self.shared.constant_tensors
             stats["compiled"] += 1
         except Exception as error:  # ExportError, TracingError, FuseError, or a bug: never the user's run
@@ -651,9 +775,15 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
     # training step 13.0 -> 8.0 GiB, BERT-large B4 8.6 -> 6.9 GiB, and less
     # device time for both.
     from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    def partition(joint, joint_inputs, **kwargs):
+        forward, backward = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+        shared.saved.note_partition(backward, kwargs["num_fwd_outputs"])
+        return forward, backward
+
     backend = aot_autograd(fw_compiler=compiler_for("forward"), bw_compiler=compiler_for("backward"),
                            inference_compiler=compiler_for("inference"),
-                           partition_fn=min_cut_rematerialization_partition,
+                           partition_fn=partition,
                            decompositions=decomposition_table())
     try:
         started = time.perf_counter()

@@ -358,13 +358,17 @@ class CompiledGraph:
         return int(self.session_report.get("device_bytes", 0))
 
     # -- calling -------------------------------------------------------------
-    def check_inputs(self, inputs):
-        """The input tensors, checked (and made contiguous where allowed)."""
+    def check_inputs(self, inputs, skip=()):
+        """The input tensors, checked (and made contiguous where allowed);
+        those at indices in `skip` (bound by the caller) as they are."""
         self._require_session()
         if len(inputs) != len(self.inputs):
             names = ", ".join(self.input_names[:8]) + (", ..." if len(self.inputs) > 8 else "")
             raise TypeError(f"the compiled graph @{self.signature['entry']} takes {len(self.inputs)} inputs "
                             f"({names}); {len(inputs)} were given")
+        if skip:
+            return [t if spec.index in skip else check_tensor(spec, t, self.device, self.contiguous_copy)
+                    for spec, t in zip(self.inputs, inputs)]
         return [check_tensor(spec, t, self.device, self.contiguous_copy) for spec, t in zip(self.inputs, inputs)]
 
     def allocate_outputs(self, inputs):
@@ -392,7 +396,10 @@ class CompiledGraph:
             if len(outputs) != len(self.outputs):
                 raise TypeError(f"the compiled graph has {len(self.outputs)} outputs; {len(outputs)} were given")
             outputs = [check_tensor(s, t, self.device) for s, t in zip(self.outputs, outputs)]
-        session.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs], self.stream())
+        # Device addresses; a caller binding memory of its own (a slab of
+        # saved values) passes the address as an int.
+        session.run([t if isinstance(t, int) else t.data_ptr() for t in inputs],
+                    [t if isinstance(t, int) else t.data_ptr() for t in outputs], self.stream())
         return outputs
 
     def run_addresses(self, addresses):

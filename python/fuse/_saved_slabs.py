@@ -1,0 +1,114 @@
+"""What a training graph's forward saves for its backward, in one block of
+device memory per call (a slab) instead of one torch tensor per value.
+
+AOTAutograd's partition makes the forward return every value the backward
+needs (hundreds for a transformer: activations, bf16 weights) and hands them
+back to the backward as inputs. As torch tensors that costs host time per
+value and per call on both sides (allocating or pooling, aliasing, checking,
+binding) for memory that only Fuse reads. Here the forward writes all the
+values it alone computes into one slab, at offsets fixed when it is compiled
+(`Layout`), and returns that one slab (an alias of it) for every saved value;
+autograd keeps it with the graph, so it lives exactly as long as the backward
+may still come, and the backward binds each value at the slab's address
+plus its offset.
+
+Slabs are pooled per forward (`SlabPool`): one that nothing holds any more (the
+backward ran and autograd dropped the graph) is reused, so addresses repeat
+and the CUDA graphs replay; one still held (a second micro-batch's forward
+before the first backward, `retain_graph=True`) is left to its holder and a
+new one allocated. The backward finds the layout of the slab it is given by
+its address (`SavedValues.layout_at`), so it never confuses the slabs of two
+specializations of the forward.
+"""
+
+import weakref
+
+import torch
+
+from ._stable_io import _storage_key, _use_count
+
+# Offsets within a slab: Fuse binds tensors at 16-byte boundaries; 256 keeps
+# each value on its own cache lines and suits every vector width.
+ALIGNMENT = 256
+
+# Free slabs a forward keeps for reuse (two covers a step that runs two
+# micro-batches' forwards before their backwards).
+POOLED_SLABS = 2
+
+
+class Layout:
+    """Where the saved values of one forward specialization lie in its
+    slabs. Built from [(Fuse output index, bytes, names of the saved values
+    it holds)] (a value saved under several names, or as reshapes of one
+    result, is stored once): `output_offsets` {output index: byte offset},
+    `offsets` {value name: byte offset}, `nbytes` the slab's size."""
+
+    def __init__(self, values):
+        self.output_offsets, self.offsets, total = {}, {}, 0
+        for output, nbytes, names in values:
+            self.output_offsets[output] = total
+            for name in names:
+                self.offsets[name] = total
+            total += -(-int(nbytes) // ALIGNMENT) * ALIGNMENT
+        self.nbytes = max(total, ALIGNMENT)
+
+
+class SavedValues:
+    """One dynamo graph's saved values: their names (the partition's: a
+    forward result and the backward input it becomes share a name), the
+    number of the forward's results that are the user's (the saved ones
+    follow), and the live slabs by address."""
+
+    def __init__(self):
+        self.names, self.user_outputs = frozenset(), None
+        self.by_address = {}
+
+    def note_partition(self, backward, num_fwd_outputs):
+        """Records what the partition saved (the backward's inputs other than
+        the incoming gradients)."""
+        self.names = frozenset(n.name for n in backward.graph.nodes
+                               if n.op == "placeholder" and not n.name.startswith("tangents"))
+        self.user_outputs = int(num_fwd_outputs)
+
+    def saved_positions(self, returned):
+        """Positions among a forward graph's results that are saved values."""
+        if self.user_outputs is None:
+            return frozenset()
+        return frozenset(i for i, node in enumerate(returned)
+                         if i >= self.user_outputs and getattr(node, "name", None) in self.names)
+
+    def layout_at(self, tensor):
+        """The layout of the slab `tensor` aliases, or None if it is no slab."""
+        if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.uint8 or tensor.dim() != 1:
+            return None
+        return self.by_address.get(tensor.data_ptr())
+
+    def _register(self, slab, layout):
+        address = slab.data_ptr()
+        self.by_address[address] = layout
+        # Forgotten when the slab dies (its memory may then hold another).
+        weakref.finalize(slab, self._forget, address, layout)
+
+    def _forget(self, address, layout):
+        if self.by_address.get(address) is layout:
+            del self.by_address[address]
+
+
+class SlabPool:
+    """The slabs of one forward specialization."""
+
+    def __init__(self, layout, device, saved):
+        self.layout, self.device, self.saved = layout, device, saved
+        self.free = []  # [(slab, storage key)]
+
+    def take(self):
+        """A slab nothing else holds: a pooled one, else a new one."""
+        for slab, (key, baseline) in self.free:
+            if _use_count is not None and _use_count(key) == baseline:
+                return slab
+        slab = torch.empty(self.layout.nbytes, dtype=torch.uint8, device=self.device)
+        self.saved._register(slab, self.layout)
+        if len(self.free) >= POOLED_SLABS:
+            self.free.pop(0)  # its holder keeps it alive as long as it needs it
+        self.free.append((slab, _storage_key(slab)))
+        return slab

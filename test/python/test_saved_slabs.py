@@ -1,0 +1,80 @@
+"""The slabs that hold a forward's saved values (fuse/_saved_slabs.py), on
+the CPU: layouts, reuse once nothing holds a slab, and the address lookup
+the backward makes."""
+
+import gc
+
+import pytest
+import torch
+
+from fuse import _saved_slabs
+from fuse._saved_slabs import ALIGNMENT, Layout, SavedValues, SlabPool
+
+
+def test_a_layout_aligns_each_value_and_stores_a_value_saved_twice_once():
+    layout = Layout([(3, 10, ["a"]), (5, ALIGNMENT, ["b", "b_view"]), (7, 1, ["c"])])
+    assert layout.output_offsets == {3: 0, 5: ALIGNMENT, 7: 2 * ALIGNMENT}
+    assert layout.offsets == {"a": 0, "b": ALIGNMENT, "b_view": ALIGNMENT, "c": 2 * ALIGNMENT}
+    assert layout.nbytes == 3 * ALIGNMENT
+    assert Layout([]).nbytes == ALIGNMENT  # never an empty allocation
+
+
+# Reuse reads torch's storage use count (torch >= 2, where the backend runs).
+needs_use_count = pytest.mark.skipif(getattr(torch._C, "_storage_Use_Count", None) is None,
+                                     reason=f"torch {torch.__version__} has no storage use count "
+                                            "(the torch.compile backend needs torch >= 2)")
+
+
+@needs_use_count
+def test_a_slab_is_reused_once_its_holder_lets_go_and_never_while_held():
+    saved = SavedValues()
+    pool = SlabPool(Layout([(0, 1000, ["x"])]), torch.device("cpu"), saved)
+    first = pool.take()
+    held = first.detach()  # what autograd keeps while the backward may come
+    second = pool.take()
+    assert second.data_ptr() != first.data_ptr()  # the first is still held
+    del held
+    gc.collect()
+    assert pool.take().data_ptr() in (first.data_ptr(), second.data_ptr())
+    assert len(pool.free) <= _saved_slabs.POOLED_SLABS
+
+
+@needs_use_count
+def test_the_backward_finds_a_slabs_layout_by_its_address_and_nothing_else():
+    saved = SavedValues()
+    layout = Layout([(0, 64, ["x"])])
+    pool = SlabPool(layout, torch.device("cpu"), saved)
+    slab = pool.take()
+    assert saved.layout_at(slab.detach()) is layout
+    assert saved.layout_at(torch.empty(layout.nbytes, dtype=torch.uint8)) is None
+    assert saved.layout_at(torch.empty(4)) is None and saved.layout_at(None) is None
+
+
+@needs_use_count
+def test_a_dead_slab_is_forgotten():
+    saved = SavedValues()
+    pool = SlabPool(Layout([(0, 64, ["x"])]), torch.device("cpu"), saved)
+    pool.free.clear()
+    address = pool.take().data_ptr()
+    pool.free.clear()  # the pool lets go: nothing holds the slab
+    gc.collect()
+    assert address not in saved.by_address
+
+
+def test_saved_positions_come_from_the_partition_by_name():
+    graph = torch.fx.Graph()
+    saved_a = graph.placeholder("mm_1")
+    graph.placeholder("tangents_1")
+    graph.output(saved_a)
+    saved = SavedValues()
+    assert saved.saved_positions([]) == frozenset()  # no partition seen: nothing is a slab
+    saved.note_partition(torch.fx.GraphModule(torch.nn.Module(), graph), num_fwd_outputs=1)
+    forward = torch.fx.Graph()
+    x = forward.placeholder("x")
+    mm = forward.call_function(torch.mm, (x, x))
+    mm.name = "mm_1"
+    loss = forward.call_function(torch.sum, (mm,))
+    # The loss is the user's; mm_1 is saved; mm_1 returned as the user's
+    # output too would not count at position 0.
+    assert saved.saved_positions([loss, mm]) == frozenset({1})
+    assert saved.saved_positions([mm, mm]) == frozenset({1})
