@@ -11,6 +11,7 @@ from .measure import STEPS, THROUGHPUT_STEPS, WARMUP
 from .systems import SYSTEMS
 
 MODES = ("train", "infer")
+FALLBACKS = ("eager", "error")
 
 
 def _names(parser, flag, text, allowed=None):
@@ -23,16 +24,22 @@ def _names(parser, flag, text, allowed=None):
     return names
 
 
-def parser_for(prog, description, default_models):
+def parser_for(prog, description, default_models, default_systems=None, fuse_fallback="eager", aliases=None):
     parser = argparse.ArgumentParser(prog=prog, description=description)
+    names = ", ".join(aliases or workloads.MODEL_NAMES)
     parser.add_argument("models", nargs="?", default=default_models,
-                        help=f"comma-separated: {', '.join(workloads.MODEL_NAMES)}, or module:function "
+                        help=f"comma-separated: {names}, or module:function "
                              f"(see fuse.harness.workloads.custom); default {default_models or 'none'}")
     parser.add_argument("--config", choices=["full", "tiny"], default="full",
                         help="model sizes (tiny: 2 layers, for tests; default full)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: train, infer (default both)")
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help=f"comma-separated: {', '.join(SYSTEMS)} (default all)")
+    parser.add_argument("--systems", default=default_systems or ",".join(SYSTEMS),
+                        help=f"comma-separated: {', '.join(SYSTEMS)} (default {default_systems or 'all'})")
+    parser.add_argument("--fuse-fallback", choices=FALLBACKS, default=fuse_fallback,
+                        help="what fuse-compile does with a graph Fuse cannot compile: run it eagerly, counted "
+                             "in the row's fallbacks (torch.compile(backend=\"fuse\")'s own default), or fail "
+                             "the row with Fuse's error (options={\"fallback\": \"error\"}); "
+                             f"default {fuse_fallback}")
     parser.add_argument("-o", "--output", help="write the results JSON here")
     parser.add_argument("--append", action="store_true",
                         help="continue the run in --output: keep its rows (same GPU and torch), measure the "
@@ -47,7 +54,7 @@ def parser_for(prog, description, default_models):
 
 def previous_results(path, fresh):
     """The results in `path` to continue, checked to come from this GPU,
-    torch and config; exits with a message otherwise."""
+    torch, config and Fuse fallback policy; exits with a message otherwise."""
     import json
     with open(path) as f:
         data = json.load(f)
@@ -55,16 +62,32 @@ def previous_results(path, fresh):
         if data.get(key) != fresh.get(key):
             sys.exit(f"{path} was measured with {key} {data.get(key)}, this run has {fresh.get(key)}: "
                      "--append continues a run on the same GPU, torch and config only")
+    # Files written before the option existed fell back eagerly.
+    was = (data.get("settings") or {}).get("fuse_fallback", "eager")
+    now = (fresh.get("settings") or {}).get("fuse_fallback", "eager")
+    if was != now:
+        sys.exit(f"{path} was measured with --fuse-fallback {was}, this run has {now}: --append continues a run "
+                 "with the same fallback policy only")
     return data
 
 
-def main(argv=None, *, prog, description, default_models=None, default_output=None, latest=None):
-    """Runs the harness; returns the exit code (1 when a row failed)."""
-    parser = parser_for(prog, description, default_models)
+def main(argv=None, *, prog, description, default_models=None, default_output=None, latest=None,
+         default_systems=None, fuse_fallback="eager", aliases=None):
+    """Runs the harness; returns the exit code (1 when a row failed).
+
+    aliases: {short name: module:function}; when given, a model is one of
+    those names (its rows carry the short name) or a module:function, and
+    the built-in models are not offered (bench/zoo/run.py)."""
+    parser = parser_for(prog, description, default_models, default_systems, fuse_fallback, aliases)
     args = parser.parse_args(argv)
     if not args.models:
         parser.error("name at least one model")
     models = _names(parser, "models", args.models)
+    if aliases is not None:
+        unknown = [n for n in models if n not in aliases and ":" not in n]
+        if unknown:
+            parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(aliases)} or "
+                         "module:function")
     modes = _names(parser, "--modes", args.modes, MODES)
     systems = _names(parser, "--systems", args.systems, SYSTEMS)
     for count, flag in ((args.steps, "--steps"), (args.throughput_steps, "--throughput-steps")):
@@ -72,14 +95,16 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
             parser.error(f"{flag} must be at least 1")
     if args.append and not (args.output or default_output):
         parser.error("--append needs an existing --output file")
+    # Whatever asks torch whether CUDA is there from now on (transformers
+    # does, on import; so may a custom model's module) asks NVML and leaves
+    # the driver uninitialised here: the measurements are forked from this
+    # process.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     try:
-        chosen = [workloads.resolve(name, args.config) for name in models]
+        chosen = [workloads.custom(aliases[name], args.config, name=name) if name in (aliases or {})
+                  else workloads.resolve(name, args.config) for name in models]
     except (ValueError, ImportError, AttributeError) as error:
         parser.error(str(error))
-    # Whatever asks torch whether CUDA is there from now on (transformers
-    # does, on import) asks NVML and leaves the driver uninitialised here:
-    # the measurements are forked from this process.
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     try:
         workloads.preload(chosen)
     except ImportError as error:
@@ -90,7 +115,8 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
         print(f"{prog}: no CUDA device: the harness times steps on a GPU", file=sys.stderr)
         return 2
     command = " ".join([prog] + list(sys.argv[1:] if argv is None else argv))
-    settings = dict(steps=args.steps, throughput_steps=args.throughput_steps, warmup=args.warmup)
+    settings = dict(steps=args.steps, throughput_steps=args.throughput_steps, warmup=args.warmup,
+                    fuse_fallback=args.fuse_fallback)
     results = runner.new_results(command, args.config, settings, gpu)
     output = args.output or (default_output(results) if default_output else None)
     if args.append:

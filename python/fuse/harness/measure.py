@@ -24,7 +24,10 @@ Every system is measured by the same code:
   errors   against f32 eager (TF32 off) on the same weights and batch: the
            loss's relative error and the gradients' as one global relative
            norm ‖g − g32‖/‖g32‖ over all parameters (training), or the
-           logits' ‖y − y32‖/‖y32‖ (inference), from the first step
+           logits' ‖y − y32‖/‖y32‖ (inference), from the first step; a
+           training step that draws random numbers (a workload with dropout,
+           "stochastic" in the row) draws other masks than the reference
+           did, so its errors are recorded but not judged
 """
 
 import math
@@ -194,8 +197,9 @@ def first_steps_seconds(make_step):
 
 
 def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
-            throughput_steps=THROUGHPUT_STEPS, warmup=WARMUP, peak_tflops=989.0):
-    """One row of the harness's schema (runner.ROW_FIELDS), measured here."""
+            throughput_steps=THROUGHPUT_STEPS, warmup=WARMUP, peak_tflops=989.0, fuse_fallback="eager"):
+    """One row of the harness's schema (runner.ROW_FIELDS), measured here.
+    fuse_fallback: the fuse-compile system's "fallback" option."""
     import torch
     from .systems import prepare
     torch.cuda.init()
@@ -205,8 +209,10 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     _release_cached_memory()
 
     prepared, first_s, first_value = first_steps_seconds(
-        lambda: prepare(system, mode, built, cache_dir))
+        lambda: prepare(system, mode, built, cache_dir, fuse_fallback=fuse_fallback))
     row = errors(mode, first_value, built.model, reference)
+    if mode == "train" and built.stochastic:
+        row["stochastic"] = True  # dropout: recorded, not judged
     row["compile_phases"] = {phase: round(seconds, 3) for phase, seconds in prepared.phases().items()} or None
     del reference, first_value
     _release_cached_memory()
@@ -230,13 +236,14 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     return row
 
 
-def measure_warm_compile(workload, mode, system, steady_ms, *, seed=0, cache_dir=None):
+def measure_warm_compile(workload, mode, system, steady_ms, *, seed=0, cache_dir=None, fuse_fallback="eager"):
     """compile_warm_s: the first three steps of a new process whose caches
     the cold run filled, less three steady steps of the cold run."""
     from .systems import prepare
     import torch
     torch.cuda.init()
     built = workload.build(seed, device="cuda")
-    prepared, first_s, _ = first_steps_seconds(lambda: prepare(system, mode, built, cache_dir))
+    prepared, first_s, _ = first_steps_seconds(
+        lambda: prepare(system, mode, built, cache_dir, fuse_fallback=fuse_fallback))
     prepared.close()
     return {"compile_warm_s": max(first_s - FIRST_STEPS * steady_ms / 1e3, 0.0)}

@@ -94,6 +94,11 @@ def markdown(results):
     missing = missing_rows(results)
     if missing:
         parts += ["", "Not measured: " + "; ".join(missing) + "."]
+    stochastic = list(dict.fromkeys(_label(r["model"], r["batch"], r["seq"]) for r in results["rows"]
+                                    if r.get("stochastic")))
+    if stochastic:
+        parts += ["", "Training with dropout, its errors against f32 recorded but not judged (each system draws "
+                      "masks of its own): " + ", ".join(stochastic) + "."]
     return "\n".join(parts)
 
 

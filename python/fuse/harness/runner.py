@@ -29,7 +29,7 @@ from .systems import COMPILERS, SYSTEMS
 ROW_FIELDS = ("model", "batch", "seq", "mode", "system", "ms", "throughput_ms", "peak_gib", "kernels", "mfu",
               "compile_cold_s", "compile_warm_s", "loss_rel_err", "grad_rel_err", "fallbacks", "error")
 EXTRA_FIELDS = ("kernel_ms", "worst_param", "worst_param_rel_err", "eager_loss_rel_err", "eager_grad_rel_err",
-                "torch_allocated_peak_gib", "compile_phases", "description")
+                "torch_allocated_peak_gib", "compile_phases", "description", "stochastic")
 # A compiled system fails a row when its error against f32 exceeds this
 # factor times eager autocast's on the same step. An eager error under the
 # floor counts as the floor: below it the comparison is between roundings of
@@ -38,7 +38,8 @@ TOLERANCE_FACTOR = 2.0
 ERROR_FLOOR = {"loss_rel_err": 1e-4, "grad_rel_err": 1e-3}
 ROW_TIMEOUT_S = 900
 
-DEFAULT_SETTINGS = {"steps": STEPS, "throughput_steps": THROUGHPUT_STEPS, "warmup": WARMUP}
+DEFAULT_SETTINGS = {"steps": STEPS, "throughput_steps": THROUGHPUT_STEPS, "warmup": WARMUP,
+                    "fuse_fallback": "eager"}
 
 
 def method(settings):
@@ -57,9 +58,14 @@ def method(settings):
         "errors": "against f32 eager (TF32 off), same weights and batch, first step: the loss's relative "
                   "error and the gradients' global relative norm; inference: the logits' relative norm",
         "failed": f"a compiled row fails when an error exceeds {TOLERANCE_FACTOR:g}x eager autocast's on the "
-                  f"same step (floors {ERROR_FLOOR})",
+                  f"same step (floors {ERROR_FLOOR}); a training step that draws random numbers (dropout: the "
+                  "row's \"stochastic\") is not judged, its masks being other than the reference's",
         "mfu": "PaLM FLOPs (6N + 12LHQT per trained token, 2N + 4LHQT per inferred token) over 989 TFLOP/s",
         "processes": "one process per row, forked from a runner that never initialised CUDA",
+        "fuse_compile": "torch.compile(step, backend=\"fuse\"" + (
+            ", options={\"fallback\": \"error\"}): a graph Fuse cannot compile fails the row"
+            if settings.get("fuse_fallback", "eager") == "error"
+            else "): a graph Fuse cannot compile runs eagerly, counted in the row's fallbacks"),
     }
 
 
@@ -128,7 +134,9 @@ def judge(row, eager):
     """Marks `row` failed (its "error") when a compiled system's error
     against f32 exceeds TOLERANCE_FACTOR times that of `eager` (the eager
     autocast row of the same model and mode); records eager's figures in
-    the row. Returns the row."""
+    the row. A stochastic row (a training step with dropout) is not judged:
+    every system draws its own masks, none the reference's. Returns the
+    row."""
     if row["system"] == "eager" or eager is None or eager.get("error"):
         return row
     if row.get("error") and not row["error"].startswith(JUDGED):
@@ -138,7 +146,7 @@ def judge(row, eager):
     for metric in ("loss_rel_err", "grad_rel_err"):
         value, reference = row.get(metric), eager.get(metric)
         row["eager_" + metric] = reference
-        if value is None or reference is None:
+        if value is None or reference is None or row.get("stochastic"):
             continue
         limit = TOLERANCE_FACTOR * max(reference, ERROR_FLOOR[metric])
         if value > limit:
@@ -163,10 +171,12 @@ def measure_row(workload, mode, system, settings=None):
     from . import measure
     root = tempfile.mkdtemp(prefix="fuse-harness-")
     env = cache_environment(root)
+    settings = dict(DEFAULT_SETTINGS, **(settings or {}))
     try:
-        row = run_in_child(measure.measure, workload, mode, system, env=env, **(settings or DEFAULT_SETTINGS))
+        row = run_in_child(measure.measure, workload, mode, system, env=env, **settings)
         if system in COMPILERS and not row.get("error") and row.get("ms"):
-            warm = run_in_child(measure.measure_warm_compile, workload, mode, system, row["ms"], env=env)
+            warm = run_in_child(measure.measure_warm_compile, workload, mode, system, row["ms"], env=env,
+                                fuse_fallback=settings["fuse_fallback"])
             row["compile_warm_s"] = warm.get("compile_warm_s")
             if warm.get("error"):
                 row["error"] = "warm compile: " + warm["error"]

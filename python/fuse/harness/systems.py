@@ -5,7 +5,10 @@ over the same model, batch and step function.
     inductor                  torch.compile(step function), default mode
     inductor-reduce-overhead  torch.compile(step function, mode="reduce-overhead")
                               (CUDA graphs through cudagraph trees)
-    fuse-compile              torch.compile(step function, backend="fuse")
+    fuse-compile              torch.compile(step function, backend="fuse"), and with
+                              options={"fallback": "error"} when prepared with
+                              fuse_fallback="error" (a graph Fuse cannot compile
+                              then fails the row instead of running eagerly)
     fuse-step                 training: fuse.compile_step(model, loss_fn, batch,
                               amp="bf16"); inference: fuse.compile of the
                               model's exported inference graph (amp="bf16",
@@ -41,7 +44,7 @@ class Prepared:
     phases: object = dict
 
 
-def _torch_compiled(function, system):
+def _torch_compiled(function, system, fuse_fallback="eager"):
     import torch
     if system == "eager":
         return function
@@ -51,7 +54,9 @@ def _torch_compiled(function, system):
         return torch.compile(function, mode="reduce-overhead")
     if system == "fuse-compile":
         import fuse  # noqa: F401  (registers the backend)
-        return torch.compile(function, backend="fuse")
+        if fuse_fallback == "eager":
+            return torch.compile(function, backend="fuse")
+        return torch.compile(function, backend="fuse", options={"fallback": fuse_fallback})
     raise ValueError(f"{system} is not a torch.compile system")
 
 
@@ -71,7 +76,7 @@ def _torch_prepared(step, system):
     return Prepared(step)
 
 
-def prepare_train(system, built, cache_dir):
+def prepare_train(system, built, cache_dir, fuse_fallback="eager"):
     """The training step of `system` on `built` (a workloads.Built on the GPU)."""
     import torch
     model = built.model.train()
@@ -88,7 +93,7 @@ def prepare_train(system, built, cache_dir):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             return loss_fn(model(*args, **kwargs), *targets)
 
-    runner = _torch_compiled(step_function, system)
+    runner = _torch_compiled(step_function, system, fuse_fallback)
     args, kwargs = call_arguments(built.train_inputs)
     targets = target_arguments(built.train_targets)
     mark_step = _step_marker(system)
@@ -104,7 +109,7 @@ def prepare_train(system, built, cache_dir):
     return _torch_prepared(step, system)
 
 
-def prepare_infer(system, built, cache_dir):
+def prepare_infer(system, built, cache_dir, fuse_fallback="eager"):
     """The inference step of `system` on `built`: the logits, bf16."""
     import torch
     model = built.model.eval()
@@ -132,7 +137,7 @@ def prepare_infer(system, built, cache_dir):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             return logits(model(*args, **kwargs))
 
-    runner = _torch_compiled(step_function, system)
+    runner = _torch_compiled(step_function, system, fuse_fallback)
     args, kwargs = call_arguments(built.infer_inputs)
     mark_step = _step_marker(system)
 
@@ -153,9 +158,14 @@ def _step_marker(system):
     return lambda: None
 
 
-def prepare(system, mode, built, cache_dir=None):
+def prepare(system, mode, built, cache_dir=None, fuse_fallback="eager"):
+    """The step of `system` in `mode` on `built`. fuse_fallback: the
+    fuse-compile system's "fallback" option, "eager" (the backend's default)
+    or "error"."""
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
     if mode not in ("train", "infer"):
         raise ValueError(f"mode must be 'train' or 'infer', not {mode!r}")
-    return (prepare_train if mode == "train" else prepare_infer)(system, built, cache_dir)
+    if fuse_fallback not in ("eager", "error"):
+        raise ValueError(f"fuse_fallback must be 'eager' or 'error', not {fuse_fallback!r}")
+    return (prepare_train if mode == "train" else prepare_infer)(system, built, cache_dir, fuse_fallback)

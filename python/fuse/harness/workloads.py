@@ -34,7 +34,10 @@ class Built:
     (inputs for the model: tensor, tuple or dict; targets passed to loss_fn
     after the output: tuple or dict, possibly empty); infer_inputs: what the
     model takes in inference. loss_fn(output, *targets) is the scalar loss;
-    logits(output) picks the tensor an inference step returns."""
+    logits(output) picks the tensor an inference step returns. stochastic:
+    the training step draws random numbers (dropout), so no two systems'
+    steps agree with the f32 reference's and their errors are recorded but
+    not judged (runner.judge)."""
     model: object
     train_inputs: object
     train_targets: object
@@ -45,6 +48,7 @@ class Built:
     infer_flops_per_token: float
     tokens: int
     description: str
+    stochastic: bool = False
 
 
 @dataclasses.dataclass
@@ -54,6 +58,7 @@ class Workload:
     batch: int
     seq: int
     builder: object  # (seed) -> Built, on the CPU
+    preload: object = None  # () -> None: imports the builder needs (see `preload`)
 
     def build(self, seed=0, device="cpu"):
         built = self.builder(seed)
@@ -177,7 +182,9 @@ def preload(chosen):
     every forked measurement. Call it with PYTORCH_NVML_BASED_CUDA_CHECK=1
     set: an import that asks torch whether CUDA is available must not
     initialise the driver in the process the measurements fork from."""
-    names = {_HF_WORKLOADS[w.name][0] for w in chosen if w.name in _HF_WORKLOADS}
+    names = {_HF_WORKLOADS[w.name][0] for w in chosen if w.name in _HF_WORKLOADS and w.preload is None}
+    for hook in {w.preload for w in chosen if w.preload is not None}:
+        hook()
     if names:
         import transformers
         for name in names:
@@ -201,21 +208,34 @@ def builtin(name, config="full"):
     return Workload(name, config, batch, seq, _hf_builder(model_name, config, batch))
 
 
-def custom(spec, config="full"):
+def custom(spec, config="full", name=None):
     """A workload from `module:function`. The function is called with those
     of the keyword arguments `config` it accepts and returns a dict with
     `model` (an nn.Module in float32, on the CPU), `batch` ((inputs,
     targets) as fuse.compile_step takes it) and optionally `loss_fn`
     (default: the model's output is the loss, a scalar or an object with
-    .loss), `infer_inputs` (default: the batch's inputs) and
-    `flops_per_token` (training FLOPs; default 6·N, no attention term).
-    It is called once per process with the seed set by torch.manual_seed,
-    and must build the same model and batch every time."""
+    .loss), `infer_inputs` (default: the batch's inputs),
+    `flops_per_token` (training FLOPs; default 6·N, no attention term;
+    inference counts a third of it), `description` (a line for the rows)
+    and `stochastic` (true when the training step draws random numbers,
+    dropout: see Built). It is called once per process with the seed set by
+    torch.manual_seed, and must build the same model and batch every time.
+
+    The function may declare its shapes without building anything: an
+    attribute `shapes`, {config: (batch, seq)}, labels the rows with them
+    and sets the tokens a step counts (batch·seq, what flops_per_token is
+    per); without it the tokens are the first input's first two sizes and
+    the rows have no batch or seq. The module may define `preload()`,
+    which imports what the function needs once in the runner (see
+    `preload`). `name` names the rows (default: `spec`)."""
     module_name, _, function_name = spec.partition(":")
     if not module_name or not function_name:
         raise ValueError(f"a custom model is module:function, not {spec!r}")
-    function = getattr(importlib.import_module(module_name), function_name)
+    module = importlib.import_module(module_name)
+    function = getattr(module, function_name)
     accepted = inspect.signature(function).parameters
+    shape = getattr(function, "shapes", {}).get(config)
+    batch, seq = shape if shape else (None, None)
 
     def build(seed):
         import torch
@@ -225,16 +245,21 @@ def custom(spec, config="full"):
             raise TypeError(f"{spec} must return a dict with 'model' and 'batch'")
         model = result["model"]
         inputs, targets = result["batch"]
-        args, kwargs = call_arguments(inputs)
-        first = (args + tuple(kwargs.values()))[0]
-        tokens = first.shape[0] * (first.shape[1] if first.dim() > 1 else 1)
+        if shape:
+            tokens = batch * seq
+        else:
+            args, kwargs = call_arguments(inputs)
+            first = (args + tuple(kwargs.values()))[0]
+            tokens = first.shape[0] * (first.shape[1] if first.dim() > 1 else 1)
         n = matmul_parameters(model)
         train = result.get("flops_per_token") or 6 * n
+        description = result.get("description") or (
+            f"{type(model).__name__}, {n / 1e6:.1f}M matmul parameters, {tokens} tokens")
         return Built(model, inputs, targets if targets is not None else (), result.get("infer_inputs", inputs),
                      result.get("loss_fn") or _output_is_loss, output_logits, train, train / 3, tokens,
-                     f"{spec}: {type(model).__name__}, {n / 1e6:.1f}M matmul parameters, {tokens} tokens")
+                     f"{spec}: {description}", bool(result.get("stochastic")))
 
-    return Workload(spec, config, None, None, build)
+    return Workload(name or spec, config, batch, seq, build, getattr(module, "preload", None))
 
 
 def resolve(name, config="full"):
