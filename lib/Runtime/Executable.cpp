@@ -420,17 +420,78 @@ bool Validator::checkGemm(size_t index) {
   return true;
 }
 
-/// Bytes of D a GEMM writes, from its first element to its last (validated:
-/// checkGemm has bounded it).
-int64_t gemmOutputBytes(const GemmStep &g) {
-  return ((g.batch - 1) * g.strideD + (g.m - 1) * g.ldd + g.n) *
+using ByteRange = std::pair<int64_t, int64_t>; // [begin, end)
+
+/// The most separate runs of bytes (rows, or batch entries) of GEMM outputs
+/// with gaps in them (ldd past n, or entries strideD apart) that
+/// checkOutputsWritten follows one by one, over the whole executable. They
+/// are followed only where the output's other writers leave bytes to account
+/// for; more than this is refused rather than checked for minutes (an
+/// executable read from a file may declare billions).
+constexpr int64_t kMaxFollowedGemmRows = int64_t(1) << 20;
+
+/// Elements of one batch entry of D, from its first element to its last.
+/// Validated: checkGemm has bounded every such span.
+int64_t gemmEntryElements(const GemmStep &g) {
+  return (g.m - 1) * g.ldd + g.n;
+}
+
+/// Whether each batch entry of D is one run of elements: a GEMM writes the
+/// n elements of every row, never the padding up to the leading dimension.
+bool gemmEntryContiguous(const GemmStep &g) { return g.m == 1 || g.ldd == g.n; }
+
+/// Bytes from D's first element that a GEMM writes every one of, when it
+/// writes one run: its entries are contiguous and each starts at or before
+/// the end of the one before. nullopt when D has gaps.
+std::optional<int64_t> gemmContiguousBytes(const GemmStep &g) {
+  const int64_t entry = gemmEntryElements(g);
+  if (!gemmEntryContiguous(g) || (g.batch > 1 && g.strideD > entry))
+    return std::nullopt;
+  return ((g.batch - 1) * g.strideD + entry) *
          static_cast<int64_t>(dtypeSize(g.cdType));
+}
+
+/// Appends the byte ranges of D that a GEMM with gaps writes (one per batch
+/// entry where entries are contiguous, else one per row), taking them from
+/// `budget`; false, appending nothing, when there are more than it has left.
+bool appendGemmWrites(const GemmStep &g, std::vector<ByteRange> &ranges,
+                      int64_t &budget) {
+  const bool contiguous = gemmEntryContiguous(g);
+  const int64_t rowsPerEntry = contiguous ? 1 : g.m;
+  std::optional<int64_t> count = checkedMul(g.batch, rowsPerEntry);
+  if (!count || *count > budget)
+    return false;
+  budget -= *count;
+  const int64_t size = static_cast<int64_t>(dtypeSize(g.cdType));
+  const int64_t run = (contiguous ? gemmEntryElements(g) : g.n) * size;
+  for (int64_t e = 0; e < g.batch; ++e)
+    for (int64_t i = 0; i < rowsPerEntry; ++i) {
+      int64_t begin = g.d.offset + (e * g.strideD + i * g.ldd) * size;
+      ranges.push_back({begin, begin + run});
+    }
+  return true;
+}
+
+/// Sorts `ranges` and returns the end of the written prefix: every byte
+/// below it is in some range.
+int64_t writtenPrefix(std::vector<ByteRange> &ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  int64_t covered = 0;
+  for (const auto &[begin, end] : ranges) {
+    if (begin > covered)
+      break;
+    covered = std::max(covered, end);
+  }
+  return covered;
 }
 
 bool Validator::checkOutputsWritten() {
   // [begin, end) byte ranges written, per output, by the steps that run.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> written(
-      exe.outputs.size());
+  std::vector<std::vector<ByteRange>> written(exe.outputs.size());
+  // Per output, the GEMMs (indices into exe.gemms) that write rows of it
+  // with gaps between them: followed row by row only where the ranges above
+  // leave bytes unaccounted for.
+  std::vector<std::vector<int64_t>> gappedGemms(exe.outputs.size());
   auto note = [&](const BufferRef &ref, int64_t bytes) {
     if (ref.kind == BufferRef::Kind::Output && bytes > 0)
       written[ref.index].push_back({ref.offset, ref.offset + bytes});
@@ -442,9 +503,14 @@ bool Validator::checkOutputsWritten() {
         if (arg.written)
           note(arg.ref, arg.bytes);
       break;
-    case Step::Kind::Gemm:
-      note(exe.gemms[step.index].d, gemmOutputBytes(exe.gemms[step.index]));
+    case Step::Kind::Gemm: {
+      const GemmStep &g = exe.gemms[step.index];
+      if (std::optional<int64_t> bytes = gemmContiguousBytes(g))
+        note(g.d, *bytes);
+      else if (g.d.kind == BufferRef::Kind::Output)
+        gappedGemms[g.d.index].push_back(step.index);
       break;
+    }
     case Step::Kind::Fill:
       note(exe.fills[step.index].dst, exe.fills[step.index].bytes);
       break;
@@ -453,15 +519,33 @@ bool Validator::checkOutputsWritten() {
       break;
     }
   }
+  int64_t budget = kMaxFollowedGemmRows;
   for (size_t i = 0; i < exe.outputs.size(); ++i) {
     const TensorSpec &spec = exe.outputs[i];
-    std::vector<std::pair<int64_t, int64_t>> &ranges = written[i];
-    std::sort(ranges.begin(), ranges.end());
-    int64_t covered = 0; // every byte below this is written
-    for (const auto &[begin, end] : ranges) {
-      if (begin > covered)
-        break;
-      covered = std::max(covered, end);
+    const std::string what = "output " + std::to_string(i) + " '" +
+                             spec.name + "' (" +
+                             typeString(spec.dtype, spec.shape) + ")";
+    std::vector<ByteRange> &ranges = written[i];
+    int64_t covered = writtenPrefix(ranges);
+    std::vector<int64_t> &gemms = gappedGemms[i];
+    if (covered < spec.bytes() && !gemms.empty()) {
+      std::sort(gemms.begin(), gemms.end());
+      gemms.erase(std::unique(gemms.begin(), gemms.end()), gemms.end());
+      for (int64_t index : gemms)
+        if (!appendGemmWrites(exe.gemms[index], ranges, budget)) {
+          const GemmStep &g = exe.gemms[index];
+          return fail(
+              what + ": gemm " + str(index) + " writes it in " +
+              (gemmEntryContiguous(g)
+                   ? str(g.batch) + " batch entries " + str(g.strideD) +
+                         " elements apart"
+                   : str(g.batch) + " x " + str(g.m) + " rows of " +
+                         str(g.n) + " elements, " + str(g.ldd) + " apart") +
+              ", more separate runs than the " + str(kMaxFollowedGemmRows) +
+              " the validator follows: write the whole output in a step of "
+              "its own first (a fill), or lay D out without gaps");
+        }
+      covered = writtenPrefix(ranges);
     }
     if (covered >= spec.bytes())
       continue;
@@ -471,9 +555,8 @@ bool Validator::checkOutputsWritten() {
         gapEnd = std::min(gapEnd, range.first);
         break;
       }
-    return fail("output " + std::to_string(i) + " '" + spec.name + "' (" +
-                typeString(spec.dtype, spec.shape) + "): bytes [" +
-                str(covered) + ", " + str(gapEnd) + ") are written by no step");
+    return fail(what + ": bytes [" + str(covered) + ", " + str(gapEnd) +
+                ") are written by no step");
   }
   return true;
 }

@@ -7,6 +7,8 @@
 
 #include "fuse/Runtime/ExecutableIO.h"
 
+#include "ExecutorTestExecutables.h"
+#include "GemmExecutable.h"
 #include "RuntimeTestUtil.h"
 #include "Sha256.h"
 
@@ -415,6 +417,136 @@ TEST(ValidateExecutable, EveryOutputIsWritten) {
   exe.outputs.push_back({"nothing", DType::F32, {0, 3}});
   Status status = validateExecutable(exe, "exe");
   EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// A GEMM writes the n elements of each row of D, never the padding up to
+// its leading dimension, nor what lies between batch entries: an output
+// with such gaps is fully written only where other steps write them. (The
+// check once took D from its first element to its last as written, which
+// passed the padding inside D and refused the GPU test's padded case for
+// the last row's.)
+TEST(ValidateExecutable, GemmWritesItsRowsNotTheirPadding) {
+  using fuse::runtime::testing::GemmCase;
+  using fuse::runtime::testing::makeGemmExecutable;
+  // m=24 n=40 k=32, every row padded by 8: D is 24 rows of 48 f32, of which
+  // the GEMM writes the first 40 (160 bytes of each 192).
+  GemmCase padded{"padded", DType::BF16, DType::F32};
+  padded.m = 24, padded.n = 40, padded.k = 32, padded.pad = 8;
+  padded.transA = true;
+  Executable exe = makeGemmExecutable(padded);
+  ASSERT_EQ(exe.outputs[0].numElements(), 24 * 48);
+  ASSERT_EQ(exe.steps.size(), 2u); // the fill of d, then the GEMM
+  Status status = validateExecutable(exe, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+  // Without the fill, the first row's padding is written by no step.
+  Executable unfilled = exe;
+  unfilled.fills.clear();
+  unfilled.steps.erase(unfilled.steps.begin());
+  EXPECT_EQ(invalid(unfilled), "exe: output 0 'd' (1152xf32): bytes [160, "
+                               "192) are written by no step");
+  // Nor when d ends at D's last element (no padding after the last row).
+  unfilled.outputs[0].shape = {23 * 48 + 40};
+  EXPECT_EQ(invalid(unfilled), "exe: output 0 'd' (1144xf32): bytes [160, "
+                               "192) are written by no step");
+  // A padded D in the arena needs no fill; its inputs have padding too,
+  // which is read, never written.
+  unfilled.outputs.clear();
+  unfilled.arenaBytes = 1152 * 4;
+  unfilled.gemms[0].d = BufferRef::arena(0);
+  status = validateExecutable(unfilled, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+
+  // Two GEMMs writing the two column halves of one 8 x 32 output (D of
+  // each: n = 16, ldd = 32) write every byte of it; one alone does not.
+  GemmStep left;
+  left.abType = DType::F32, left.cdType = DType::F32;
+  left.m = 8, left.n = 16, left.k = 4;
+  left.lda = 4, left.ldb = 16, left.ldd = 32;
+  left.a = BufferRef::input(0);
+  left.b = BufferRef::input(1);
+  left.d = BufferRef::output(0);
+  GemmStep right = left;
+  right.d.offset = 16 * 4;
+  Executable halves;
+  halves.entry = "halves";
+  halves.inputs = {{"a", DType::F32, {8, 4}}, {"b", DType::F32, {4, 16}}};
+  halves.outputs = {{"d", DType::F32, {8, 32}}};
+  halves.gemms = {left, right};
+  halves.steps = {{Step::Kind::Gemm, 0, "left", 0, 0},
+                  {Step::Kind::Gemm, 1, "right", 0, 0}};
+  status = validateExecutable(halves, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+  halves.steps.pop_back();
+  EXPECT_EQ(invalid(halves), "exe: output 0 'd' (8x32xf32): bytes [64, 128) "
+                             "are written by no step");
+
+  // Batch entries with room between them (strideD past m * n): the rows of
+  // an entry are one run, the gap after it is written by no step.
+  GemmCase spaced{"spaced", DType::F32, DType::F32};
+  spaced.m = 4, spaced.n = 8, spaced.k = 2, spaced.batch = 3;
+  Executable apart = makeGemmExecutable(spaced);
+  apart.gemms[0].strideD = 4 * 8 + 2;
+  apart.outputs[0].shape = {2 * (4 * 8 + 2) + 4 * 8};
+  EXPECT_EQ(invalid(apart), "exe: output 0 'd' (100xf32): bytes [128, 136) "
+                            "are written by no step");
+  // Entries that touch are one run.
+  apart.gemms[0].strideD = 4 * 8;
+  apart.outputs[0].shape = {3 * 4 * 8};
+  status = validateExecutable(apart, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// Rows with gaps are followed one by one only where the output's other
+// writers leave bytes to account for, and then at most 2^20 of them: a
+// fill over the whole output makes any number of rows fine.
+TEST(ValidateExecutable, GemmRowsFollowedAtMost2To20) {
+  const int64_t rows = (int64_t(1) << 20) + 1;
+  GemmStep g;
+  g.abType = DType::F32, g.cdType = DType::F32;
+  g.m = rows, g.n = 1, g.k = 1;
+  g.lda = 1, g.ldb = 1, g.ldd = 2;
+  g.a = BufferRef::input(0);
+  g.b = BufferRef::input(1);
+  g.d = BufferRef::output(0);
+  Executable exe;
+  exe.entry = "tall";
+  exe.inputs = {{"a", DType::F32, {rows, 1}}, {"b", DType::F32, {1, 1}}};
+  exe.outputs = {{"d", DType::F32, {rows, 2}}};
+  exe.gemms = {g};
+  exe.fills = {{BufferRef::output(0), rows * 2 * 4}};
+  exe.steps = {{Step::Kind::Fill, 0, "zero", 0, 0},
+               {Step::Kind::Gemm, 0, "gemm", 0, 0}};
+  Status status = validateExecutable(exe, "exe");
+  EXPECT_TRUE(status.ok()) << status.message();
+  exe.fills[0].bytes = 4; // the first element only
+  EXPECT_EQ(invalid(exe),
+            "exe: output 0 'd' (1048577x2xf32): gemm 0 writes it in 1 x "
+            "1048577 rows of 1 elements, 2 apart, more separate runs than the "
+            "1048576 the validator follows: write the whole output in a step "
+            "of its own first (a fill), or lay D out without gaps");
+  // 2^20 rows are followed, and their padding found unwritten.
+  exe.gemms[0].m = rows - 1;
+  exe.inputs[0].shape = {rows - 1, 1};
+  exe.outputs[0].shape = {rows - 1, 2};
+  EXPECT_EQ(invalid(exe), "exe: output 0 'd' (1048576x2xf32): bytes [4, 8) "
+                          "are written by no step");
+}
+
+// The GPU tests build executables by hand; the executor refuses any that
+// validateExecutable does, before anything runs. Checked here, where there
+// is no GPU (the flash and TMA ones in FuseDeviceLibraryTests).
+TEST(ValidateExecutable, GpuTestExecutablesAreValid) {
+  using namespace fuse::runtime::testing;
+  std::vector<Executable> executables;
+  for (const GemmCase &c : gemmCases())
+    executables.push_back(makeGemmExecutable(c));
+  executables.push_back(makeStepExecutable());
+  executables.push_back(makeSignalExecutable("sm_90a"));
+  executables.push_back(makeProfiledExecutable(132));
+  for (const Executable &exe : executables) {
+    Status status = validateExecutable(exe, "executable @" + exe.entry);
+    EXPECT_TRUE(status.ok()) << status.message();
+  }
 }
 
 // The writer runs the reader first: a file it writes, it reads back, and an

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExecutorTestExecutables.h"
 #include "GpuTestUtil.h"
-#include "KernelArgs.h"
 
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/KernelCache.h"
@@ -27,62 +27,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-constexpr int kN = 1000;
-constexpr int64_t kBytes = kN * 4;
-
-Executable makeStepExecutable() {
-  Executable exe;
-  exe.entry = "gpu_step";
-  exe.arch = "sm_90a";
-  exe.inputs = {{"x", DType::F32, {kN}}};
-  exe.outputs = {{"y", DType::F32, {kN}},
-                 {"z", DType::F32, {kN}},
-                 {"w", DType::F32, {kN}},
-                 {"v", DType::F32, {kN}}};
-  exe.arenaBytes = 8192;
-  exe.helperSources = {
-      {"twice_test.cuh",
-       "__device__ inline float fuse_twice(float v) { return 2.0f * v; }\n"}};
-  exe.kernels = {
-      {"scale2",
-       "extern \"C\" __global__ void scale2(const float *x, float *y) {\n"
-       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-       "  if (i < 1000) y[i] = fuse_twice(x[i]);\n}\n",
-       {"twice_test.cuh"}},
-      {"plus1",
-       "extern \"C\" __global__ void plus1(const float *x, float *t) {\n"
-       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-       "  if (i < 1000) t[i] = x[i] + 1.0f;\n}\n",
-       {}},
-      // 16 floats per thread of 1024: 64 KiB, above the 48 KiB default; each
-      // thread reads what its neighbour wrote.
-      {"bigsmem",
-       "extern \"C\" __global__ void bigsmem(const float *x, float *v) {\n"
-       "  extern __shared__ float s[];\n"
-       "  int t = threadIdx.x;\n"
-       "  float value = t < 1000 ? x[t] : 0.0f;\n"
-       "  for (int j = 0; j < 16; ++j) s[t + 1024 * j] = value * j;\n"
-       "  __syncthreads();\n"
-       "  if (t < 1000) v[t] = s[(t + 1) % 1000 + 1024 * 15];\n"
-       "}\n",
-       {}}};
-  KernelLaunch scale{0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
-                     argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})};
-  KernelLaunch plus{1, {(kN + 127) / 128, 1, 1}, {128, 1, 1}, 0,
-                    argsOf(exe, {BufferRef::input(0), BufferRef::arena(256)})};
-  plus.args[1].written = true;
-  KernelLaunch big{2, {1, 1, 1}, {1024, 1, 1}, 65536,
-                   argsOf(exe, {BufferRef::input(0), BufferRef::output(3)})};
-  exe.launches = {scale, plus, big};
-  exe.copies = {{BufferRef::arena(256), BufferRef::output(1), kBytes}};
-  exe.fills = {{BufferRef::output(2), kBytes}};
-  exe.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
-               {Step::Kind::Launch, 1, "loop: add", 0, 0},
-               {Step::Kind::Copy, 0, "copy: t", 0, 0},
-               {Step::Kind::Fill, 0, "zero: w", 0, 0},
-               {Step::Kind::Launch, 2, "smem", 0, 0}};
-  return exe;
-}
+constexpr int kN = kStepElements;
+constexpr int64_t kBytes = kStepBytes;
 
 /// Device memory for one binding of makeStepExecutable.
 struct Binding {
@@ -223,31 +169,7 @@ TEST(ExecutorGpu, NewPointersAreWrittenOldOnesLeftAlone) {
 // replay alike.
 TEST(ExecutorGpu, SignalsFireMidStep) {
   FUSE_REQUIRE_GPU();
-  Executable exe;
-  exe.entry = "signal_step";
-  exe.arch = queryDevice()->arch();
-  exe.inputs = {{"x", DType::F32, {kN}}, {"flag", DType::I32, {1}}};
-  exe.outputs = {{"y", DType::F32, {kN}}, {"saw_flag", DType::F32, {1}}};
-  exe.kernels = {
-      {"scale2",
-       "extern \"C\" __global__ void scale2(const float *x, float *y) {\n"
-       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-       "  if (i < 1000) y[i] = 2.0f * x[i];\n}\n",
-       {}},
-      {"wait_flag",
-       "extern \"C\" __global__ void wait_flag(const int *flag, float *saw) {\n"
-       "  long long start = clock64();\n"
-       "  volatile const int *f = flag;\n"
-       "  while (*f == 0 && clock64() - start < 2000000000LL) {}\n"
-       "  saw[0] = *f != 0 ? 1.0f : 0.0f;\n}\n",
-       {}}};
-  exe.launches = {
-      {0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
-       argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})},
-      {1, {1, 1, 1}, {1, 1, 1}, 0,
-       argsOf(exe, {BufferRef::input(1), BufferRef::output(1)})}};
-  exe.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
-               {Step::Kind::Launch, 1, "spin", 0, 0}};
+  Executable exe = makeSignalExecutable(queryDevice()->arch());
   std::vector<int64_t> lastUse = outputLastUse(exe);
   ASSERT_EQ(lastUse, (std::vector<int64_t>{0, 1}));
 

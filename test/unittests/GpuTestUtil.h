@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <random>
 
+#include <unistd.h>
+
 #define FUSE_REQUIRE_GPU()                                                     \
   do {                                                                         \
     ::fuse::runtime::StatusOr<::fuse::runtime::DeviceInfo> fuseDevice_ =       \
@@ -35,11 +37,15 @@
 namespace fuse::runtime::testing {
 
 /// A cache directory of the test binary's own (the user's cache is left
-/// alone); shared between runs, so a second run exercises cache hits.
+/// alone); shared between runs, so a second run exercises cache hits. One
+/// per user: the kernel cache does not use a directory another user owns
+/// (PrivateDirectory.h), and one name for all would leave every user but
+/// the first without cache hits.
 inline ExecutorOptions testOptions(bool useCudaGraph = true) {
   ExecutorOptions options;
-  options.cacheDir =
-      (std::filesystem::temp_directory_path() / "fuse-gpu-test-cache").string();
+  options.cacheDir = (std::filesystem::temp_directory_path() /
+                      ("fuse-gpu-test-cache-" + std::to_string(geteuid())))
+                         .string();
   options.useCudaGraph = useCudaGraph;
   options.progress = false;
   return options;

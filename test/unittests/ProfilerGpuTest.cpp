@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExecutorTestExecutables.h"
 #include "GpuTestUtil.h"
-#include "KernelArgs.h"
 
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/Profiler.h"
@@ -27,57 +27,7 @@ using namespace fuse::runtime::testing;
 
 namespace {
 
-constexpr int64_t kCopyBytes = int64_t(1) << 30;
-constexpr int64_t kSmallFloats = 4 << 20; // 16 MiB for the one-block kernel
-constexpr int64_t kGemm = 1024;
-
-Executable makeProfiledExecutable(int multiprocessors) {
-  Executable exe;
-  exe.entry = "profiled";
-  exe.arch = "sm_90a";
-  exe.inputs = {{"x", DType::F32, {kCopyBytes / 4}},
-                {"a", DType::BF16, {kGemm, kGemm}}};
-  exe.outputs = {{"y", DType::F32, {kCopyBytes / 4}},
-                 {"z", DType::F32, {kSmallFloats}},
-                 {"d", DType::F32, {kGemm, kGemm}},
-                 {"w", DType::F32, {1024}}};
-  exe.kernels = {
-      {"fuse_copy_0",
-       "extern \"C\" __global__ void fuse_copy_0(const float4 *x, float4 *y) {\n"
-       "  size_t n = " + std::to_string(kCopyBytes / 16) + "ull;\n"
-       "  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;\n"
-       "       i += (size_t)gridDim.x * blockDim.x) y[i] = x[i];\n}\n",
-       {}},
-      {"fuse_oneblock_1",
-       "extern \"C\" __global__ void fuse_oneblock_1(const float *x, float *z) {\n"
-       "  for (int i = threadIdx.x; i < " + std::to_string(kSmallFloats) +
-           "; i += blockDim.x) z[i] = x[i] * 2.0f + 1.0f;\n}\n",
-       {}}};
-  // Eight 256-thread blocks per SM: a full grid that keeps every SM busy for
-  // the whole copy, so its SM efficiency reads high (checked below).
-  KernelLaunch copy{0, {uint32_t(8 * multiprocessors), 1, 1}, {256, 1, 1}, 0,
-                    argsOf(exe, {BufferRef::input(0), BufferRef::output(0)})};
-  KernelLaunch one{1, {1, 1, 1}, {1024, 1, 1}, 0,
-                   argsOf(exe, {BufferRef::input(0), BufferRef::output(1)})};
-  exe.launches = {copy, one};
-  GemmStep gemm;
-  gemm.abType = DType::BF16;
-  gemm.cdType = DType::F32;
-  gemm.m = gemm.n = gemm.k = kGemm;
-  gemm.lda = gemm.ldb = gemm.ldc = gemm.ldd = kGemm;
-  gemm.a = gemm.b = BufferRef::input(1);
-  gemm.d = BufferRef::output(2);
-  exe.gemms = {gemm};
-  exe.fills = {{BufferRef::output(3), 4096}};
-  exe.steps = {
-      {Step::Kind::Launch, 0, "loop: copy (test:1)", 0, double(2 * kCopyBytes)},
-      {Step::Kind::Launch, 1, "loop: one block (test:2)", 2.0 * kSmallFloats,
-       8.0 * kSmallFloats},
-      {Step::Kind::Gemm, 0, "gemm: matmul (test:3)", 2.0 * kGemm * kGemm * kGemm,
-       kGemm * kGemm * 8.0},
-      {Step::Kind::Fill, 0, "zero: w", 0, 4096}};
-  return exe;
-}
+constexpr int64_t kCopyBytes = kProfiledCopyBytes;
 
 class ProfilerGpu : public ::testing::Test {
 protected:

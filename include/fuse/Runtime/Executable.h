@@ -262,11 +262,13 @@ std::vector<int64_t> outputLastUse(const Executable &executable);
 /// unique kernel names, helpers present in helperSources, constants of the
 /// right size. And that the steps agree with the signature: an input, output
 /// or constant is read and written as its own dtype, at offsets aligned to
-/// it, and every byte of every output is written by some step. The message
-/// starts with
-/// `origin` (a file path, or "executable @entry") and names the offending
-/// entry. deserializeExecutable and Executor::create call it, so a bad
-/// executable is refused before anything runs.
+/// it, and every byte of every output is written by some step (a GEMM writes
+/// the n elements of each row of D, not the padding up to ldd nor what lies
+/// between batch entries; an output with such gaps needs another writer,
+/// such as a fill, for them). The message starts with `origin` (a file path,
+/// or "executable @entry") and names the offending entry.
+/// deserializeExecutable and Executor::create call it, so a bad executable
+/// is refused before anything runs.
 Status validateExecutable(const Executable &executable,
                           const std::string &origin);
 
