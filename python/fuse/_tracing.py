@@ -144,23 +144,12 @@ def trace(fn, example_args, tracing_mode=None):
         if TORCH_2:
             # Module buffers and tensors the model makes itself stay real
             # (constants the exporter folds).
-            return make_fx(_named_forward(fn), decomposition_table=table, tracing_mode=tracing_mode,
+            return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode,
                            record_stack_traces=True, _allow_non_fake_inputs=True)(*example_args)
         with _stack_traces_on_torch_1():
             return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode)(*example_args)
     except Exception as error:  # turned into an ExportError with the user's line
         raise TracingError(error) from error
-
-
-def _named_forward(fn):
-    """`fn` called from a frame named `forward`. torch 2's make_fx keeps a
-    node's stack trace only from the first frame named `forward` inward (a
-    module's; a plain function has none, and its nodes got no source
-    location): this frame is that first one, and the exporter's frames
-    outside it are skipped anyway (_source.is_user_frame)."""
-    def forward(*args):
-        return fn(*args)
-    return forward
 
 
 class TracingError(Exception):

@@ -338,12 +338,13 @@ TEST(ExecutorGpu, BadExecutablesAreRefusedBeforeRunning) {
               HasSubstr("executable @gpu_step: copy 0 source covers"));
 }
 
+// 2^50 bytes, as fuse::humanBytes writes it in binary units.
 TEST(ExecutorGpu, OutOfMemorySaysHowMuch) {
   FUSE_REQUIRE_GPU();
   StatusOr<DeviceBuffer> huge = DeviceBuffer::allocate(int64_t(1) << 50, "x");
   ASSERT_FALSE(huge.ok());
   EXPECT_THAT(huge.status().message(),
-              HasSubstr("out of device memory: asked for 1024.0 TiB (x), "));
+              HasSubstr("out of device memory: asked for 1.00 PiB (x), "));
   EXPECT_THAT(huge.status().message(), HasSubstr(" free of "));
   // The failure left the context usable.
   StatusOr<DeviceBuffer> small = DeviceBuffer::allocate(256, "y");
@@ -355,7 +356,7 @@ TEST(ExecutorGpu, OutOfMemorySaysHowMuch) {
       Executor::create(exe, testOptions());
   ASSERT_FALSE(executor.ok());
   EXPECT_THAT(executor.status().message(),
-              HasSubstr("out of device memory: asked for 1024.0 TiB (arena "
+              HasSubstr("out of device memory: asked for 1.00 PiB (arena "
                         "of @gpu_step)"));
 }
 
