@@ -279,13 +279,15 @@ def _attention_mask(cx, mask, query, key):
     return False, reshape(cx, value, shape)
 
 
-def _attention_options(cx, mask, causal, scale, dropout_p, query, operands, numel):
+def _attention_options(cx, mask, causal, scale, dropout_p, query, operands, numel, rng=None):
+    """The op's options text; with dropout, its (seed, offset) operands are
+    `rng`, else a fresh range of the graph's Philox stream."""
     text = ""
     if mask is not None:
         text += f" mask({{{len(operands)}}})"
         operands.append(mask)
     if dropout_p:
-        seed, offset = cx.rng(numel // 4 + 1)
+        seed, offset = rng if rng is not None else cx.rng(numel // 4 + 1)
         text += f" rng({{{len(operands)}}}, {{{len(operands) + 1}}})"
         operands += [seed, offset]
     if causal:
@@ -299,6 +301,11 @@ def _attention_options(cx, mask, causal, scale, dropout_p, query, operands, nume
 
 
 def attention_forward(cx, out, q, k, v, mask, dropout_p, is_causal, scale):
+    """(output, log-sum-exp, seed, offset): the last two the Philox state its
+    dropout drew from (None without dropout), which the backward must draw
+    its mask from again: recorded by the log-sum-exp for a backward in the
+    same graph, and returned for one in another (the torch.compile
+    backend's, which receives it as the forward's RNG-state results)."""
     q, k, v = [operand(cx, x, x.shape, out.element) for x in (q, k, v)]
     mask_causal, mask = _attention_mask(cx, mask, q, k)
     lse = TensorType(q.shape[:-1], "f32")
@@ -306,11 +313,26 @@ def attention_forward(cx, out, q, k, v, mask, dropout_p, is_causal, scale):
     numel = q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2]
     options = _attention_options(cx, mask, is_causal or mask_causal, scale, dropout_p, q, operands, numel)
     types = ", ".join(str(x.type) for x in operands)
-    return cx.emit(f"fuse.scaled_dot_product_attention {{0}}, {{1}}, {{2}}{options} : ({types}) -> "
-                   f"({out}, {lse})", operands, [out, lse])
+    output, lse = cx.emit(f"fuse.scaled_dot_product_attention {{0}}, {{1}}, {{2}}{options} : ({types}) -> "
+                          f"({out}, {lse})", operands, [out, lse])
+    rng = tuple(operands[-2:]) if dropout_p else (None, None)
+    if dropout_p:
+        cx.attention_rng[id(lse)] = rng
+    return (output, lse) + rng
 
 
-def attention_backward(cx, grad, q, k, v, out, lse, mask, dropout_p, is_causal, scale):
+def _rng_state(cx, seed, offset):
+    """The forward's Philox state as the backward receives it (the RNG-state
+    results of CUDA's attention ops), as operands; None if it is not there."""
+    if seed is None or offset is None or isinstance(seed, Const) or isinstance(offset, Const):
+        return None
+    return tuple(operand(cx, x, (), "i64") for x in (seed, offset))
+
+
+def attention_backward(cx, grad, q, k, v, out, lse, mask, dropout_p, is_causal, scale, rng=None):
+    """The gradients of q, k and v. With dropout the mask is drawn again from
+    the forward's Philox state: `rng`, or the one recorded by `lse`'s
+    forward in this graph."""
     types = [cx.node_type(index=i) for i in range(3)]
     grad, q, k, v, out = [operand(cx, x, x.shape, types[0].element) for x in (grad, q, k, v, out)]
     if not isinstance(lse, Value) or lse.shape != q.shape[:-1]:
@@ -318,7 +340,12 @@ def attention_backward(cx, grad, q, k, v, out, lse, mask, dropout_p, is_causal, 
     mask_causal, mask = _attention_mask(cx, mask, q, k)
     operands = [grad, q, k, v, out, lse]
     numel = q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2]
-    options = _attention_options(cx, mask, is_causal or mask_causal, scale, dropout_p, q, operands, numel)
+    if dropout_p:
+        rng = rng or cx.attention_rng.get(id(lse))
+        if rng is None:
+            raise Unsupported("attention dropout's backward without the random state of its forward "
+                              "(its mask could not be drawn again)")
+    options = _attention_options(cx, mask, is_causal or mask_causal, scale, dropout_p, q, operands, numel, rng)
     names = ", ".join(str(x.type) for x in operands)
     results = ", ".join(str(t) for t in types)
     return tuple(cx.emit(f"fuse.scaled_dot_product_attention_backward {{0}}, {{1}}, {{2}}, {{3}}, {{4}}, "
@@ -327,7 +354,7 @@ def attention_backward(cx, grad, q, k, v, out, lse, mask, dropout_p, is_causal, 
 
 @handles("aten._scaled_dot_product_flash_attention_for_cpu.default")
 def sdpa_cpu(cx, node, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
-    return tuple(attention_forward(cx, cx.node_type(index=0), q, k, v, attn_mask, dropout_p, is_causal, scale))
+    return attention_forward(cx, cx.node_type(index=0), q, k, v, attn_mask, dropout_p, is_causal, scale)[:2]
 
 
 @handles("aten._scaled_dot_product_flash_attention_for_cpu_backward.default")
@@ -343,26 +370,30 @@ def sdpa(cx, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, s
 @handles("aten._scaled_dot_product_efficient_attention.default")
 def sdpa_efficient(cx, node, q, k, v, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *,
                    scale=None):
-    output, lse = attention_forward(cx, cx.node_type(index=0), q, k, v, attn_bias, dropout_p, is_causal, scale)
-    return output, lse, None, None
+    # Results 2 and 3: the Philox seed and offset (CUDA's own are uint64).
+    return attention_forward(cx, cx.node_type(index=0), q, k, v, attn_bias, dropout_p, is_causal, scale)
 
 
 @handles("aten._scaled_dot_product_efficient_attention_backward.default")
 def sdpa_efficient_backward(cx, node, grad, q, k, v, attn_bias, out, lse, philox_seed, philox_offset,
                             dropout_p, grad_input_mask, is_causal=False, *, scale=None):
-    return attention_backward(cx, grad, q, k, v, out, lse, attn_bias, dropout_p, is_causal, scale) + (None,)
+    return attention_backward(cx, grad, q, k, v, out, lse, attn_bias, dropout_p, is_causal, scale,
+                              _rng_state(cx, philox_seed, philox_offset)) + (None,)
 
 
 @handles("aten._scaled_dot_product_flash_attention.default")
 def sdpa_flash(cx, node, q, k, v, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
-    output, lse = attention_forward(cx, cx.node_type(index=0), q, k, v, None, dropout_p, is_causal, scale)
-    return (output, lse) + (None,) * 7
+    output, lse, seed, offset = attention_forward(cx, cx.node_type(index=0), q, k, v, None, dropout_p, is_causal,
+                                                  scale)
+    # Results 6 and 7: the Philox seed and offset.
+    return (output, lse, None, None, None, None, seed, offset, None)
 
 
 @handles("aten._scaled_dot_product_flash_attention_backward.default")
 def sdpa_flash_backward(cx, node, grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dropout_p,
                         is_causal, philox_seed, philox_offset, *, scale=None):
-    return attention_backward(cx, grad, q, k, v, out, lse, None, dropout_p, is_causal, scale)
+    return attention_backward(cx, grad, q, k, v, out, lse, None, dropout_p, is_causal, scale,
+                              _rng_state(cx, philox_seed, philox_offset))
 
 
 # -- randomness -------------------------------------------------------------------------

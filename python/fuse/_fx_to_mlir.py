@@ -81,6 +81,9 @@ class Converter:
         self._rng = None
         self._rng_counter = 0
         self.producers = {}  # id(Value) -> (target string, fx node), for patterns
+        # id(log-sum-exp Value) -> (seed, offset) of an attention forward's dropout,
+        # which its backward draws its mask from again.
+        self.attention_rng = {}
 
     # -- driving ----------------------------------------------------------
     def run(self):

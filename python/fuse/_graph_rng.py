@@ -16,43 +16,33 @@ calls draw different masks, Fuse's bits never overlap torch's, and
 `torch.manual_seed(s)` makes a run reproducible. The backward uses the
 mask the forward returned, so both agree.
 
-Not yet: attention dropout in a training graph. Fuse's attention backward
-draws its mask again from the seed and offset, which would have to be the
-forward's; the backend hands no such state from one graph to the other, so
-a forward or backward graph whose attention drops out is refused (and runs
-eagerly, both graphs, with the warning). Inference graphs may use it.
+Attention dropout: Fuse's attention backward draws its mask again from the
+forward's Philox state. The forward graph returns that state as the CUDA
+attention op's RNG-state results (seed and offset, as i64), AOTAutograd
+saves them for the backward graph, and the backward's attention takes them
+as its `rng` operands (`_aten_nn.attention_backward`).
 `rngprims.philox_rand` (AOTAutograd's functionalized RNG, off by default)
 has no mapping: such ops run in torch (the per-op fallback).
 """
 
-import re
 
 import torch
 
 from ._fx_to_mlir import ArgSpec, Converter
 from ._step_rng import StepRandomness
-from ._values import ExportError
 
 __all__ = ["RNG_INPUTS", "export", "bind", "GraphRandomness"]
 
 RNG_INPUTS = ("rng.seed", "rng.offset")
-_ATTENTION_DROPOUT = re.compile(r"fuse\.scaled_dot_product_attention(_backward)?\b[^\n]* dropout_p = ")
 
 
-def export(traced, arg_names, name, kind):
+def export(traced, arg_names, name):
     """(text, counters): `traced` in the fuse dialect, as
     `export_graph(traced, retrace=False, arg_names=..., name=...)` writes it,
-    and the number of Philox counters its random ops draw. `kind` is the
-    AOTAutograd graph's ("forward", "backward", "inference", or a part of
-    one: "forward_part1")."""
+    and the number of Philox counters its random ops draw."""
     converter = Converter(traced, name, [ArgSpec(n) for n in arg_names])
     text = converter.run().render()
     counters = int(converter._rng_counter)
-    if counters and kind.split("_part")[0] in ("forward", "backward") and _ATTENTION_DROPOUT.search(text):
-        raise ExportError(f"attention dropout in the {kind} graph of a training step: Fuse's attention "
-                          "backward draws its mask again from the forward's seed, which the torch.compile "
-                          "backend does not hand from one graph to the other yet (compile_step does); "
-                          "use dropout_p=0 in attention, or fuse.compile_step")
     return text, counters
 
 

@@ -60,8 +60,9 @@ becomes Fuse's Philox `fuse.random`. A graph that draws random numbers takes
 buffers of its own from torch's generator of the device, advancing it past
 the counters the graph draws (`_graph_rng.py`, as compile_step does), so
 calls drop different units and `torch.manual_seed` reproduces a run.
-Attention dropout in a training graph is refused for now (its backward
-would have to draw the forward's mask again): such graphs run eagerly.
+Attention dropout: the forward's attention returns the Philox seed and
+offset it drew from as the op's RNG-state results, which AOTAutograd saves
+for the backward, whose attention draws the same mask from them.
 
 Shapes: each compiled graph is static. A graph is compiled on its first call
 for the shapes it sees. When a model changes shape, dynamo recompiles (and,
@@ -169,15 +170,31 @@ class _DynamoGraph:
             warnings.warn(f"fuse: running {what} eagerly: Fuse cannot compile it:\n{error}", stacklevel=2)
 
 
+# Per CUDA attention op: (position of dropout_p among its arguments, the
+# results that are its dropout's Philox seed and offset).
+_ATTENTION_RNG = {"_scaled_dot_product_efficient_attention": (5, (2, 3)),
+                  "_scaled_dot_product_flash_attention": (3, (6, 7))}
+
+
 def _is_attention_extra(node):
-    """Outputs 2.. of the CUDA attention ops (RNG seeds, sequence
-    lengths, debug masks): Fuse's attention has no such results."""
+    """Outputs 2.. of the CUDA attention ops (sequence lengths, debug masks,
+    and the RNG state where nothing drops out): Fuse's attention has no such
+    results. With dropout the seed and offset are real results: Fuse's
+    attention returns the Philox state it drew from, which the backward
+    graph takes to draw the same mask again."""
     import torch
     if not isinstance(node, torch.fx.Node) or node.target is not operator.getitem:
         return False
     source, index = node.args[0], node.args[1]
-    return (isinstance(source, torch.fx.Node) and source.op == "call_function"
-            and any(name in str(source.target) for name in _ATTENTION_OPS) and index >= 2)
+    if not (isinstance(source, torch.fx.Node) and source.op == "call_function"
+            and any(name in str(source.target) for name in _ATTENTION_OPS) and index >= 2):
+        return False
+    for name, (dropout_position, rng_results) in _ATTENTION_RNG.items():
+        if f".{name}." in f".{source.target}." and index in rng_results:
+            dropout_p = source.args[dropout_position] if len(source.args) > dropout_position \
+                else source.kwargs.get("dropout_p", 0.0)
+            return not dropout_p
+    return True
 
 
 def _placeholder_stand_in(value):
@@ -278,7 +295,7 @@ class _Specialized:
             name = f"{kind}_{next(_names)}"
             started = time.perf_counter()
             # The text, and the Philox counters its random ops (dropout) draw.
-            text, counters = _graph_rng.export(traced, arg_names, name, kind)
+            text, counters = _graph_rng.export(traced, arg_names, name)
             export_seconds = time.perf_counter() - started
             _spent("export", export_seconds)
             self.compiled = compiler.compile(text, name=name, progress=False, report_phases=False, **options)
@@ -588,8 +605,9 @@ def _fake_examples(tensors, placeholders, from_metadata=frozenset()):
     for position, (tensor, placeholder) in enumerate(zip(tensors, placeholders)):
         if position in from_metadata:
             traced = placeholder.meta["val"]
-            layouts.append((tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()),
-                            traced.dtype))
+            # CUDA attention's uint64 RNG state arrives as the int64 Fuse returned.
+            dtype = torch.int64 if traced.dtype == getattr(torch, "uint64", None) else traced.dtype
+            layouts.append((tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()), dtype))
             continue
         shape = tuple(int(d) for d in tensor.shape)
         stride = tuple(int(s) for s in tensor.stride())

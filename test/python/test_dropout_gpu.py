@@ -6,8 +6,10 @@ fraction and the 1/(1-p) scale, the backward using the forward's mask, two
 calls drawing different masks, torch.manual_seed reproducing a call, and a
 BERT-style layer (hidden dropout 0.1) whose loss and gradients, averaged over
 many calls, agree with eager's within their sampling error (the bits are
-Fuse's own, not torch's, so single calls cannot be compared). The exporter
-mapping is tested on the CPU in test_export_dropout.py.
+Fuse's own, not torch's, so single calls cannot be compared), and attention
+dropout whose backward drops the forward's units (the forward hands its
+Philox state to the backward graph). The exporter mapping is tested on the
+CPU in test_export_dropout.py.
 
 Needs torch 2.x and a CUDA GPU (the GPU machine): skipped, with the reason,
 elsewhere.
@@ -135,3 +137,38 @@ def test_bert_style_dropout_matches_eager_in_distribution(cache):
     model.eval()
     with torch.no_grad():
         assert float((compiled(x) - model(x)).norm() / model(x).norm()) <= 1e-4
+
+
+class DroppedAttention(torch.nn.Module):
+    """Attention with dropout whose values are the identity: its output is
+    the dropped, rescaled probabilities themselves, so the gradient of the
+    values is output^T @ incoming gradient exactly when the backward drops
+    the forward's units."""
+
+    def __init__(self, t):
+        super().__init__()
+        self.q = torch.nn.Parameter(torch.randn(2, 4, t, t))
+        self.k = torch.nn.Parameter(torch.randn(2, 4, t, t))
+        self.v = torch.nn.Parameter(torch.eye(t).expand(2, 4, t, t).contiguous())
+
+    def forward(self):
+        return F.scaled_dot_product_attention(self.q, self.k, self.v, dropout_p=0.5)
+
+
+def test_attention_dropout_backward_drops_the_forwards_units(cache):
+    torch.manual_seed(0)
+    model = DroppedAttention(64).cuda()
+    compiled = torch.compile(model, backend="fuse", options=_options(cache))
+    fallbacks = backend.stats["fallbacks"]
+    outputs = []
+    for _ in range(2):
+        model.zero_grad(set_to_none=True)
+        out = compiled()
+        grad = torch.randn_like(out)
+        out.backward(grad)
+        assert 0.4 < (out == 0).float().mean().item() < 0.6  # p = 0.5 of the probabilities dropped
+        expected = out.detach().transpose(-1, -2) @ grad
+        assert (model.v.grad - expected).norm() <= 1e-4 * expected.norm()
+        outputs.append(out.detach())
+    assert backend.stats["fallbacks"] == fallbacks
+    assert not torch.equal(outputs[0], outputs[1])  # each call its own mask

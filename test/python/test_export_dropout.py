@@ -14,6 +14,7 @@ against its distribution: the kept fraction within 6 standard deviations
 of 1 - p."""
 
 import math
+import operator
 import warnings
 
 import pytest
@@ -25,9 +26,9 @@ from fuse._values import ExportError
 from test_partition import InterpreterGraph, relative_error
 
 
-def _export(gm, kind="inference"):
+def _export(gm):
     names = [str(n.target) for n in gm.graph.nodes if n.op == "placeholder"]
-    text, counters = _graph_rng.export(gm, names, "graph", kind)
+    text, counters = _graph_rng.export(gm, names, "graph")
     return InterpreterGraph(text), text, counters
 
 
@@ -118,8 +119,8 @@ def test_aot_autograd_backward_reuses_the_forwards_mask():
         warnings.simplefilter("ignore")
         aot_function(step, fw_compiler=capture("forward"), bw_compiler=capture("backward"),
                      decompositions=decomposition_table())(x, w).backward()
-    forward, forward_text, forward_counters = _export(graphs["forward"], "forward")
-    backward, backward_text, backward_counters = _export(graphs["backward"], "backward")
+    forward, forward_text, forward_counters = _export(graphs["forward"])
+    backward, backward_text, backward_counters = _export(graphs["backward"])
     assert forward_counters > 0 and backward_counters == 0 and "fuse.random" not in backward_text
     saved = _run(forward, [x, w.detach()], seed=11, offset=4)
     masks = [t for t in saved if t.dtype == torch.bool]
@@ -167,29 +168,115 @@ def test_graphs_without_rng_inputs_bind_nothing():
     assert _graph_rng.bind(Compiled(), 10).positions == [1, 2]
 
 
-def test_attention_dropout_in_a_training_graph_is_refused():
-    line = ("%out, %lse = fuse.scaled_dot_product_attention %q, %k, %v rng(%s, %o) scale = 1.250000e-01 "
-            "dropout_p = 1.000000e-01 : (tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)")
-    assert _graph_rng._ATTENTION_DROPOUT.search(line)
-    assert not _graph_rng._ATTENTION_DROPOUT.search(line.replace(" dropout_p = 1.000000e-01", ""))
+def _cuda_op(name):
+    """A stand-in FX target named as CUDA's ATen op (torch 1.13 has none of
+    them; the exporter dispatches on the name)."""
+    def op(*args, **kwargs):
+        raise RuntimeError("a stand-in: never run")
+    op.__module__, op.__name__ = "aten", f"{name}.default"
+    return op
 
-    class Refusing:
-        def __init__(self, *args):
-            pass
 
-        def run(self):
-            class Builder:
-                def render(self):
-                    return line
+_B, _H, _T = 1, 2, 16
 
-            return Builder()
 
-    original = _graph_rng.Converter
-    _graph_rng.Converter = Refusing
-    try:
-        Refusing._rng_counter = 17
-        assert _graph_rng.export(None, [], "g", "inference")[1] == 17
-        with pytest.raises(ExportError, match="attention dropout in the forward_part1 graph"):
-            _graph_rng.export(None, [], "g", "forward_part1")
-    finally:
-        _graph_rng.Converter = original
+def _attention_graphs(split):
+    """CUDA's memory-efficient attention with dropout 0.5 and its backward,
+    as AOTAutograd writes them: in one graph (`split` False: out, dv), or
+    as a forward returning (out, lse, seed, offset) and a backward taking
+    them with the incoming gradient (returning dv)."""
+    forward_op = _cuda_op("_scaled_dot_product_efficient_attention")
+    backward_op = _cuda_op("_scaled_dot_product_efficient_attention_backward")
+    f32 = lambda *shape: torch.empty(shape)
+    state = lambda: torch.empty((), dtype=torch.int64)
+
+    def placeholder(graph, name, value):
+        node = graph.placeholder(name)
+        node.meta["val"] = value
+        return node
+
+    def getitems(graph, node, values):
+        items = []
+        for i, value in enumerate(values):
+            item = graph.call_function(operator.getitem, (node, i))
+            item.meta["val"] = value
+            items.append(item)
+        return items
+
+    qkv = f32(_B, _H, _T, _T)
+    forward = torch.fx.Graph()
+    q, k, v = (placeholder(forward, n, qkv) for n in ("q", "k", "v"))
+    results = (qkv, f32(_B, _H, _T), state(), state())
+    attention = forward.call_function(forward_op, (q, k, v, None, True, 0.5, False))
+    attention.meta["val"] = results
+    out, lse, seed, offset = getitems(forward, attention, results)
+    if split:
+        forward.output((out, lse, seed, offset))
+        backward = torch.fx.Graph()
+        grad = placeholder(backward, "grad", qkv)
+        q, k, v, out = (placeholder(backward, n, qkv) for n in ("q", "k", "v", "out"))
+        lse = placeholder(backward, "lse", results[1])
+        seed, offset = placeholder(backward, "seed", state()), placeholder(backward, "offset", state())
+    else:
+        backward, grad = forward, placeholder(forward, "grad", qkv)
+    gradients = backward.call_function(backward_op, (grad, q, k, v, None, out, lse, seed, offset, 0.5,
+                                                     [True, True, True, False], False))
+    gradients.meta["val"] = (qkv, qkv, qkv, None)
+    dv = getitems(backward, gradients, (qkv, qkv, qkv))[2]
+    backward.output((out, dv) if not split else (dv,))
+    module = lambda graph: torch.fx.GraphModule(torch.nn.Module(), graph)
+    return (module(forward), module(backward)) if split else module(forward)
+
+
+def _dropped_probabilities_transposed_times(out, grad):
+    """With V the identity, the output is the dropped, rescaled attention
+    probabilities themselves; the gradient of V is then out^T @ grad."""
+    return out.transpose(-1, -2) @ grad
+
+
+def test_attention_dropout_backward_draws_its_forwards_mask_again_in_one_graph():
+    """compile_step's case: forward and backward in one graph; the backward's
+    attention reuses the forward's (seed, offset) operands."""
+    text_graph, text, counters = _export(_attention_graphs(split=False))
+    attention = [l for l in text.splitlines() if "fuse.scaled_dot_product_attention" in l]
+    rng = [l[l.index("rng("):].split(")")[0] for l in attention]
+    assert len(attention) == 2 and rng[0] == rng[1], attention
+    q, k = torch.randn(2, _B, _H, _T, _T)
+    eye = torch.eye(_T).expand(_B, _H, _T, _T).contiguous()
+    grad = torch.randn(_B, _H, _T, _T)
+    names = [s.name for s in text_graph.inputs]
+    values = {"q": q, "k": k, "v": eye, "grad": grad}
+    out, dv = _run(text_graph, [values[n] for n in names if n in values], 3, 17)
+    assert (out == 0).float().mean().item() > 0.3  # units dropped (p = 0.5)
+    assert relative_error(dv, _dropped_probabilities_transposed_times(out, grad)) < 1e-5
+
+
+def test_attention_dropout_backward_takes_the_forwards_random_state_across_graphs():
+    """The torch.compile backend's case: the forward returns the Philox seed
+    and offset as the attention op's RNG-state results; the backward graph
+    takes them and draws the same mask."""
+    forward_gm, backward_gm = _attention_graphs(split=True)
+    forward, _, counters = _export(forward_gm)
+    backward, backward_text, backward_counters = _export(backward_gm)
+    assert counters > 0 and backward_counters == 0  # the backward draws nothing of its own
+    assert [s.name for s in backward.inputs][-2:] == ["seed", "offset"]
+    q, k = torch.randn(2, _B, _H, _T, _T)
+    eye = torch.eye(_T).expand(_B, _H, _T, _T).contiguous()
+    out, lse, seed, offset = _run(forward, [q, k, eye], 5, 40)
+    assert seed.item() == 5 and offset.item() == 40
+    grad = torch.randn(_B, _H, _T, _T)
+    (dv,) = backward([grad, q, k, eye, out, lse, seed, offset])
+    assert relative_error(dv, _dropped_probabilities_transposed_times(out, grad)) < 1e-5
+    # Another forward call's state draws another mask.
+    other, *_ = _run(forward, [q, k, eye], 5, 40 + counters)
+    assert not torch.equal(other, out)
+
+
+def test_attention_dropout_backward_without_its_forwards_state_is_refused():
+    forward_gm, backward_gm = _attention_graphs(split=True)
+    for node in backward_gm.graph.nodes:
+        if node.op == "call_function" and "backward" in getattr(node.target, "__name__", ""):
+            node.args = node.args[:7] + (None, None) + node.args[9:]
+    backward_gm.recompile()
+    with pytest.raises(ExportError, match="without the random state of its forward"):
+        _export(backward_gm)
