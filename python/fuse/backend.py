@@ -22,7 +22,10 @@ value. A call first tries the specialization the last call ran (`fits`:
 shapes, dtypes, values, baked buffers, slab layout) before building the
 full key. While AOTAutograd traces, the cuDNN attention
 backend is switched off so that attention reaches the graph as the flash or
-memory-efficient op, which Fuse maps to its own attention.
+memory-efficient op, which Fuse maps to its own attention; SDPA calls with
+a mask computed from an input (an encoder's padding mask) call the
+memory-efficient op directly (`_masked_attention.py`), which the dispatcher
+would otherwise trace in SDPA's math form.
 
 Before export each AOTAutograd graph is re-traced on the CPU with fake
 tensors (a Fuse graph has no device), with the module buffers (dynamo's
@@ -84,7 +87,7 @@ import operator
 import time
 import warnings
 
-from . import _saved_slabs, _stable_io
+from . import _masked_attention, _saved_slabs, _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
@@ -782,6 +785,8 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
     shared = _DynamoGraph(options)
     shared.note_inputs(gm)
     stats["graphs"] += 1
+    # Attention with an input's mask as one op (not SDPA's math form).
+    _masked_attention.route(gm)
 
     def compiler_for(kind):
         return lambda graph, inputs: _FuseGraph(graph, kind, shared)

@@ -1,0 +1,100 @@
+"""Attention whose mask comes from an input, through torch.compile(backend=
+"fuse"): the backend rewrites such SDPA calls to the memory-efficient op
+(python/fuse/_masked_attention.py) so that Fuse sees one attention op with
+a mask operand, not SDPA's math form. Checked: the rewrite keeps SDPA's
+answer (bool and float masks, a length that is no multiple of 16, calls it
+leaves to SDPA), and a BERT-style layer with a padding mask compiles to
+Fuse's attention with a mask and matches eager, forward and backward.
+
+Needs torch 2.x (and a CUDA GPU for all but the first test): skipped, with
+the reason, elsewhere.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fuse.compiler
+from conftest import relative_error, requires_cuda, requires_torch2
+from fuse import _masked_attention, backend
+
+pytestmark = [requires_torch2]
+
+
+def test_calls_it_cannot_take_stay_sdpa_on_the_cpu():
+    q, k, v = torch.randn(3, 2, 4, 10, 8)
+    mask = torch.rand(2, 1, 10, 10) > 0.3
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert torch.equal(_masked_attention.masked_attention(q, k, v, attn_mask=mask), expected)
+
+    def graph(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    gm = torch.fx.symbolic_trace(graph)
+    assert _masked_attention.route(gm) == 1
+    assert torch.equal(gm(q, k, v, mask), expected)
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("tk", [64, 50])
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_the_memory_efficient_op_gives_sdpas_answer(kind, tk):
+    torch.manual_seed(0)
+    q = torch.randn(2, 4, 32, 64, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn(2, 2, 4, tk, 64, device="cuda", dtype=torch.bfloat16)
+    keep = torch.arange(tk, device="cuda")[None, None, None, :] < torch.tensor([tk, tk // 2], device="cuda")[:, None,
+                                                                                                              None, None]
+    mask = keep.expand(2, 1, 32, tk) if kind == "bool" else torch.where(keep, 0.0, -1e9).expand(2, 1, 32, tk)
+    expected = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask)
+    got = _masked_attention.masked_attention(q, k, v, attn_mask=mask)
+    assert relative_error(got.float(), expected) < 2e-2
+
+
+class PaddedEncoderLayer(torch.nn.Module):
+    """Self-attention over a padded batch, its mask made from the input."""
+
+    def __init__(self, d=128, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.out = torch.nn.Linear(d, d)
+
+    def forward(self, x, lengths):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        keep = torch.arange(t, device=x.device)[None, :] < lengths[:, None]
+        mask = keep[:, None, None, :].expand(b, 1, t, t)
+        return self.out(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(1, 2).reshape(b, t, d))
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.usefixtures("exact_f32")
+def test_a_padded_encoder_layer_compiles_to_fuses_attention_with_a_mask(cache, monkeypatch):
+    torch.manual_seed(0)
+    texts = []
+    original = fuse.compiler.compile
+
+    def recording(text, **kwargs):
+        texts.append(text)
+        return original(text, **kwargs)
+    monkeypatch.setattr(fuse.compiler, "compile", recording)
+    model = PaddedEncoderLayer().cuda()
+    x = torch.randn(4, 64, 128, device="cuda")
+    lengths = torch.tensor([64, 40, 17, 1], device="cuda")
+    compiled = torch.compile(model, backend="fuse", options={"amp": None, "fallback": "error", "cache_dir": cache})
+    out = compiled(x, lengths)
+    out.square().mean().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    expected = model(x, lengths)
+    expected.square().mean().backward()
+    assert backend.stats["fallbacks"] == 0
+    forward = next(t for t in texts if "fuse.scaled_dot_product_attention " in t)
+    assert " mask(" in forward.split("fuse.scaled_dot_product_attention ")[1].split("\n")[0]
+    assert any("fuse.scaled_dot_product_attention_backward" in t for t in texts)
+    assert "_safe_softmax" not in "".join(texts) and "fuse.softmax" not in forward
+    # Padded queries attend to the kept keys: every row is defined.
+    assert relative_error(out, expected) < 1e-3
+    for got, want in zip(grads, (p.grad for p in model.parameters())):
+        assert relative_error(got, want) < 1e-3
