@@ -297,6 +297,8 @@ class CompiledGraph:
         self.cache_hit, self.timings = cache_hit, dict(timings or {})
         self.compile_seconds = compile_seconds
         self.contiguous_copy = contiguous_copy
+        # Parameters that passed check_inputs, by input index: (tensor, address).
+        self._checked_parameters = {}
         self._progress = progress
         self.session, self.device, self.session_report = None, None, None
         if _has_gpu():
@@ -366,10 +368,26 @@ class CompiledGraph:
             names = ", ".join(self.input_names[:8]) + (", ..." if len(self.inputs) > 8 else "")
             raise TypeError(f"the compiled graph @{self.signature['entry']} takes {len(self.inputs)} inputs "
                             f"({names}); {len(inputs)} were given")
-        if skip:
-            return [t if spec.index in skip else check_tensor(spec, t, self.device, self.contiguous_copy)
-                    for spec, t in zip(self.inputs, inputs)]
-        return [check_tensor(spec, t, self.device, self.contiguous_copy) for spec, t in zip(self.inputs, inputs)]
+        # A parameter that passed at this index, the same object at the same
+        # address, passes again without a check (the backend binds hundreds
+        # a call); anything else is checked.
+        known = self._checked_parameters
+        parameter = _torch().nn.Parameter
+        checked = []
+        for spec, tensor in zip(self.inputs, inputs):
+            index = spec.index
+            if index in skip:
+                checked.append(tensor)
+                continue
+            entry = known.get(index)
+            if entry is not None and entry[0] is tensor and entry[1] == tensor.data_ptr():
+                checked.append(tensor)
+                continue
+            result = check_tensor(spec, tensor, self.device, self.contiguous_copy)
+            if result is tensor and type(tensor) is parameter:
+                known[index] = (tensor, tensor.data_ptr())
+            checked.append(result)
+        return checked
 
     def allocate_outputs(self, inputs):
         """Fresh outputs on the device, donated ones in their input's memory."""

@@ -98,6 +98,22 @@ def test_bad_calls_raise_clear_errors(cache):
     assert relative_error(compiled(x, w, b), expected) <= 1e-4  # still fine afterwards
 
 
+def test_a_parameter_checked_once_is_checked_again_when_it_changes(cache):
+    """Parameters that passed are not checked again while they are the same
+    object at the same address; a parameter whose data is replaced is."""
+    compiled = fuse.compile(MLP, amp=None, cache_dir=cache)
+    x, w, b = _mlp_inputs()
+    weight = torch.nn.Parameter(w)
+    expected = torch.nn.functional.gelu(x @ w.t() + b, approximate="tanh")
+    for _ in range(2):
+        assert relative_error(compiled(x, weight, b), expected) <= 1e-4
+    weight.data = w.t().contiguous()  # the same object, another address and shape
+    with pytest.raises(ValueError, match=r"input 'w' \(#1\): expected f32 \[64, 32\], got f32 \[32, 64\]"):
+        compiled(x, weight, b)
+    weight.data = w.clone()
+    assert relative_error(compiled(x, weight, b), expected) <= 1e-4
+
+
 def test_profile_report(cache, tmp_path):
     compiled = fuse.compile(MLP, amp="bf16", cache_dir=cache)
     x, w, b = _mlp_inputs()
