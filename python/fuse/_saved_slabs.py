@@ -44,6 +44,9 @@ class Layout:
     `offsets` {value name: byte offset}, `nbytes` the slab's size."""
 
     def __init__(self, values):
+        # Saved values stored as their base (_saved_views.py): name -> the
+        # view ops the backward replays, and the base's (shape, dtype).
+        self.chains, self.bases = {}, {}
         self.output_offsets, self.offsets, total = {}, {}, 0
         for output, nbytes, names in values:
             self.output_offsets[output] = total

@@ -87,7 +87,7 @@ import operator
 import time
 import warnings
 
-from . import _masked_attention, _saved_slabs, _stable_io
+from . import _masked_attention, _saved_slabs, _saved_views, _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
@@ -244,17 +244,27 @@ class _Specialized:
         on_cpu = _on_cpu(gm)
         # A backward's saved values that arrive in a forward's slab: traced
         # with their own metadata, bound at the slab's address plus offset.
-        slab_layouts = {}
+        # A saved value stored as its base arrives as that base, and the
+        # view ops the forward left out are replayed on it (_saved_views.py).
+        slab_layouts, replayed, given = {}, {}, {}
         if kind == "backward" and saved is not None:
-            for i in self.tensor_positions:
+            for k, i in enumerate(self.tensor_positions):
                 layout = saved.layout_at(args[i])
-                if layout is not None and i < len(placeholders) and placeholders[i].name in layout.offsets:
-                    slab_layouts[i] = layout
+                if layout is None or i >= len(placeholders) or placeholders[i].name not in layout.offsets:
+                    continue
+                slab_layouts[i] = layout
+                name = placeholders[i].name
+                if name in layout.chains:
+                    replayed[i] = layout.chains[name]
+                    shape, dtype = layout.bases[name]
+                    given[k] = (shape, _contiguous_strides(shape), dtype)
+                else:
+                    given[k] = _metadata_layout(placeholders[i])
 
         def step(*tensors):
             full = [None] * len(args)
             for position, tensor in zip(self.tensor_positions, tensors):
-                full[position] = tensor
+                full[position] = _saved_views.replay(tensor, replayed[position]) if position in replayed else tensor
             for position, value in baked.items():
                 full[position] = value
             result = torch.fx.Interpreter(on_cpu).run(*full)
@@ -273,12 +283,21 @@ class _Specialized:
 
         examples = _fake_examples([args[i] for i in self.tensor_positions],
                                   [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions],
-                                  from_metadata={k for k, i in enumerate(self.tensor_positions) if i in slab_layouts})
+                                  given)
         started = time.perf_counter()
         with _outside_tracing(), torch.no_grad():
             traced = trace(step, examples)
         retrace_seconds = time.perf_counter() - started
         _spent("retrace", retrace_seconds)
+        # A forward's saved values that are views of a computed value are
+        # returned as that value (the backward replays the views).
+        saved_chains = {}
+        if kind == "forward" and saved is not None:
+            position_of = {e[1]: p for p, e in enumerate(plan) if e is not None and e[0] == "output"}
+            positions = saved.saved_positions(returned)
+            stripped = _saved_views.strip(traced, {j for j, p in position_of.items() if p in positions},
+                                          lambda node: not _input_free(traced, node))
+            saved_chains = {position_of[j]: ops for j, ops in stripped.items()}
         views, input_free = _return_roots(traced)
         # Results that depend on no input are computed here once, in torch,
         # and never enter the Fuse graph: a causal mask saved for the
@@ -312,7 +331,7 @@ class _Specialized:
             # Fresh rng.seed and rng.offset every call, from torch's generator.
             self.rng = _graph_rng.bind(self.compiled, counters)
             if kind == "forward" and saved is not None:
-                self._plan_slab(saved.saved_positions(returned), returned)
+                self._plan_slab(saved.saved_positions(returned), returned, saved_chains)
             if slab_layouts:
                 self._bind_slab(slab_layouts, placeholders, arg_names)
         self.load_counted = False
@@ -349,9 +368,10 @@ class _Specialized:
             return False
         return all(repr(args[i]) == value for i, value in self.expected_values) and self.accepts(args)
 
-    def _plan_slab(self, positions, returned):
+    def _plan_slab(self, positions, returned, chains):
         """Puts the Fuse outputs that are only ever saved for the backward
-        (not the user's, not written into an input) into slabs."""
+        (not the user's, not written into an input) into slabs; `chains`
+        {position: view ops} for the saved values stored as their base."""
         users = {}
         for position, entry in enumerate(self.plan):
             if entry[0] == "output":
@@ -361,11 +381,22 @@ class _Specialized:
             if output in self.compiled._aliases or not all(p in positions for p in refs):
                 continue
             values.append((output, self.compiled.outputs[output].bytes, [returned[p].name for p in refs]))
+        chained = set(chains)
         if values:
             layout = _saved_slabs.Layout(values)
+            for output, _, names in values:
+                spec = self.compiled.outputs[output]
+                for position in users[output]:
+                    if position in chains:
+                        layout.chains[returned[position].name] = chains[position]
+                        layout.bases[returned[position].name] = (tuple(spec.shape), spec.torch_dtype())
+                        chained.discard(position)
             self.slab_outputs = layout.output_offsets
             self.slab_pool = _saved_slabs.SlabPool(layout, self.compiled.device, self.saved)
             self.io.skip_outputs(self.slab_outputs)
+        if chained:  # a base handed to torch would reach the backward unviewed
+            raise RuntimeError(f"internal: saved views at results {sorted(chained)} were stored as their base "
+                               "outside a slab")
 
     def _bind_slab(self, layouts, placeholders, arg_names):
         """A backward's inputs that are saved values in a forward's slab:
@@ -589,7 +620,24 @@ def _with_reshapes(gm):
     return torch.fx.GraphModule(gm, graph)
 
 
-def _fake_examples(tensors, placeholders, from_metadata=frozenset()):
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(int(size), 1)
+    return tuple(reversed(strides))
+
+
+def _metadata_layout(placeholder):
+    """(shape, strides, dtype) of a placeholder's traced value; CUDA
+    attention's uint64 RNG state as the int64 Fuse returns it."""
+    import torch
+    traced = placeholder.meta["val"]
+    dtype = torch.int64 if traced.dtype == getattr(torch, "uint64", None) else traced.dtype
+    return tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()), dtype
+
+
+def _fake_examples(tensors, placeholders, given=None):
     """Fake CPU tensors of the inputs' shapes and dtypes, with the strides
     AOTAutograd traced the graph with (its placeholders' metadata; else the
     tensor's own): tracing allocates nothing and computes nothing. The graph
@@ -599,18 +647,15 @@ def _fake_examples(tensors, placeholders, from_metadata=frozenset()):
     that arrives may be laid out otherwise (a Fuse forward returns it
     contiguous). Fuse's values are logical, so the exporter takes the view
     as a reshape, and the runtime copies a strided input to the layout its
-    graph reads. Positions in `from_metadata` (saved values that arrive in
-    a slab) take shape and dtype from the placeholder alone."""
+    graph reads. `given` {position: (shape, strides, dtype)} overrides
+    (saved values that arrive in a slab, which holds no tensor of theirs)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     layouts = []
     for position, (tensor, placeholder) in enumerate(zip(tensors, placeholders)):
-        if position in from_metadata:
-            traced = placeholder.meta["val"]
-            # CUDA attention's uint64 RNG state arrives as the int64 Fuse returned.
-            dtype = torch.int64 if traced.dtype == getattr(torch, "uint64", None) else traced.dtype
-            layouts.append((tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()), dtype))
+        if given and position in given:
+            layouts.append(given[position])
             continue
         shape = tuple(int(d) for d in tensor.shape)
         stride = tuple(int(s) for s in tensor.stride())

@@ -1,0 +1,103 @@
+"""Saved values that are views: stored as their base, viewed in the backward.
+
+AOTAutograd's partition treats views as free, so a forward often saves
+`permute(x)`, `t(w)` or `view(slice(qkv))` for its backward (GPT-2's
+forward saves 131 such values: activations transposed for the weight
+gradients' GEMMs, the query, key and value split from one projection). For
+Fuse a result is dense memory in its own shape, so each of those was a copy
+written by the forward (a transpose or a split, ~1.7 GB a GPT-2 step) next
+to its base, which is often saved as well.
+
+A saved value that lives in a slab (`_saved_slabs.py`) never exists as a
+torch tensor, so it need not be materialised in its view's shape: the
+forward stores the base (`strip`), and the backward applies the same view
+ops to the base it binds (`replay`), where Fuse folds them into the ops
+that read them (a transposed GEMM operand, attention's strided views) or,
+at worst, copies there instead.
+"""
+
+import operator
+
+__all__ = ["strip", "replay"]
+
+# Single-input ATen ops that only view their input (the rest of their
+# arguments constants): a chain of them from a value is replayed on it.
+_VIEWS = {"aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
+          "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default", "aten.squeeze.dim",
+          "aten.squeeze.dims", "aten.squeeze.default", "aten.alias.default", "aten.expand.default",
+          "aten.slice.Tensor", "aten.select.int"}
+# Multi-result views, taken apart by getitem.
+_SPLITS = {"aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int"}
+
+
+def _is_node(value):
+    return hasattr(value, "op") and hasattr(value, "target")
+
+
+def _constant(values):
+    """Whether an op's arguments besides its input hold no graph value."""
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if _is_node(value):
+            return False
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+    return True
+
+
+def _step_back(node):
+    """(the node a view reads, the op that makes the view from it), or None
+    if `node` is no view of another value."""
+    if node.op != "call_function":
+        return None
+    name = str(node.target)
+    if name in _VIEWS and node.args and _is_node(node.args[0]) and _constant((node.args[1:], node.kwargs)):
+        return node.args[0], (node.target, tuple(node.args[1:]), dict(node.kwargs), None)
+    if node.target is operator.getitem and _is_node(node.args[0]) and isinstance(node.args[1], int):
+        split = node.args[0]
+        if (split.op == "call_function" and str(split.target) in _SPLITS and _is_node(split.args[0])
+                and _constant((split.args[1:], split.kwargs))):
+            return split.args[0], (split.target, tuple(split.args[1:]), dict(split.kwargs), node.args[1])
+    return None
+
+
+def strip(traced, positions, computed):
+    """Rewrites `traced` (an FX graph module) to return, at each of the
+    result `positions` that is a chain of views of a computed value, that
+    value itself. Returns {position: the view ops, in the order they apply}.
+    A chain is kept when its base is a graph input (its memory is the
+    caller's already), is returned at a position not in `positions`, or is
+    not `computed(base)` (a value that depends on no input, which the
+    backend hands out as a constant)."""
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    results = list(output.args[0])
+    others = {results[i] for i in range(len(results)) if i not in positions}
+    chains = {}
+    for position in sorted(positions):
+        node, ops = results[position], []
+        while _is_node(node):
+            step = _step_back(node)
+            if step is None:
+                break
+            node, op = step
+            ops.append(op)
+        if ops and _is_node(node) and node.op != "placeholder" and node not in others and computed(node):
+            results[position] = node
+            chains[position] = list(reversed(ops))
+    if chains:
+        output.args = (tuple(results),)
+        traced.graph.eliminate_dead_code()
+        traced.recompile()
+    return chains
+
+
+def replay(tensor, ops):
+    """`tensor` viewed by `ops` (what `strip` returned for one position)."""
+    for target, args, kwargs, index in ops:
+        tensor = target(tensor, *args, **kwargs)
+        if index is not None:
+            tensor = tensor[index]
+    return tensor
