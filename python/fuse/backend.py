@@ -846,7 +846,8 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
 
     def partition(joint, joint_inputs, **kwargs):
         forward, backward = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
-        shared.saved.note_partition(backward, kwargs["num_fwd_outputs"])
+        if kwargs.get("num_fwd_outputs") is not None:  # else nothing is put in slabs
+            shared.saved.note_partition(backward, kwargs["num_fwd_outputs"])
         return forward, backward
 
     backend = aot_autograd(fw_compiler=compiler_for("forward"), bw_compiler=compiler_for("backward"),
