@@ -134,10 +134,13 @@ def _stack_traces_on_torch_1():
         tracer.record_stack_traces = before
 
 
-def trace(fn, example_args, tracing_mode=None):
+def trace(fn, example_args, tracing_mode=None, stack_traces=True):
     """make_fx of `fn` on `example_args` (tensors, or dicts/lists of them).
     Fake tensors by default on torch 2 (no compute: a 124M-parameter step
-    traces in seconds); real ones on torch 1.13, whose fake mode is young."""
+    traces in seconds); real ones on torch 1.13, whose fake mode is young.
+    `stack_traces=False` records none (on torch 2: a caller re-tracing a
+    graph whose nodes carry their source already, under
+    torch.fx.traceback.preserve_node_meta, which copies it)."""
     tracing_mode = tracing_mode or ("fake" if TORCH_2 else "real")
     table = decomposition_table()
     try:
@@ -145,7 +148,7 @@ def trace(fn, example_args, tracing_mode=None):
             # Module buffers and tensors the model makes itself stay real
             # (constants the exporter folds).
             return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode,
-                           record_stack_traces=True, _allow_non_fake_inputs=True)(*example_args)
+                           record_stack_traces=stack_traces, _allow_non_fake_inputs=True)(*example_args)
         with _stack_traces_on_torch_1():
             return make_fx(fn, decomposition_table=table, tracing_mode=tracing_mode)(*example_args)
     except Exception as error:  # turned into an ExportError with the user's line

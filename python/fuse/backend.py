@@ -285,8 +285,14 @@ class _Specialized:
                                   [placeholders[i] if i < len(placeholders) else None for i in self.tensor_positions],
                                   given)
         started = time.perf_counter()
-        with _outside_tracing(), torch.no_grad():
-            traced = trace(step, examples)
+        # The nodes keep the source lines dynamo recorded (the Interpreter
+        # makes each AOTAutograd node current, and make_fx copies its meta
+        # into the nodes it records), so no Python stack is captured per
+        # node, which made up much of the re-trace's seconds and named only
+        # torch's own frames.
+        from torch.fx import traceback as fx_traceback
+        with _outside_tracing(), torch.no_grad(), fx_traceback.preserve_node_meta():
+            traced = trace(step, examples, stack_traces=False)
         retrace_seconds = time.perf_counter() - started
         _spent("retrace", retrace_seconds)
         # A forward's saved values that are views of a computed value are
