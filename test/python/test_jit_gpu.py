@@ -205,6 +205,34 @@ def test_backend_trains_a_plain_sdpa_module(amp, cache):
         assert_close(p.grad, expected_grads[n], TOLERANCE[amp], n)
 
 
+class _TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(32, 64), torch.nn.Linear(64, 32)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.gelu(self.up(x))).square().mean()
+
+
+def test_backend_graphs_name_the_models_source_lines(cache, monkeypatch):
+    """The backend's Fuse graphs carry the model's source lines (dynamo's,
+    copied through the re-trace), in both the forward and the backward."""
+    import fuse.compiler
+    texts = []
+    original = fuse.compiler.compile
+
+    def recording(text, **kwargs):
+        texts.append(text)
+        return original(text, **kwargs)
+    monkeypatch.setattr(fuse.compiler, "compile", recording)
+    model = _TwoLayers().cuda()
+    compiled = torch.compile(model, backend="fuse", options={"amp": None, "fallback": "error", "cache_dir": cache})
+    compiled(torch.randn(8, 32, device="cuda")).backward()
+    assert len(texts) == 2
+    for text in texts:
+        assert '"test_jit_gpu.py":' in text, text[-2000:]
+
+
 @needs_transformers
 def test_backend_recompiles_for_a_new_shape(cache):
     model, inputs, _, _ = _tiny("gpt2", "infer")
