@@ -394,7 +394,11 @@ class _Specialized:
                 spec = self.compiled.outputs[output]
                 for position in users[output]:
                     if position in chains:
-                        layout.chains[returned[position].name] = chains[position]
+                        # Stored as the Fuse output (which a reshape of the
+                        # base may have replaced): reshaped back first.
+                        shape = self.plan[position][2]
+                        reshape = [(_aten_reshape(), (list(shape),), {}, None)] if shape is not None else []
+                        layout.chains[returned[position].name] = reshape + chains[position]
                         layout.bases[returned[position].name] = (tuple(spec.shape), spec.torch_dtype())
                         chained.discard(position)
             self.slab_outputs = layout.output_offsets
@@ -624,6 +628,11 @@ def _with_reshapes(gm):
         if node.op == "call_function" and node.target in views:
             node.target = torch.ops.aten.reshape.default
     return torch.fx.GraphModule(gm, graph)
+
+
+def _aten_reshape():
+    import torch
+    return torch.ops.aten.reshape.default
 
 
 def _contiguous_strides(shape):
