@@ -1,7 +1,9 @@
-"""Host cost of calling a compiled training step (fuse.compile_step), and
-what it does to the step time as bench/run.py measures it.
+"""Host cost of calling a compiled training step (fuse.compile_step, or a
+forward + backward pair through torch.compile), and what it does to the
+step time as bench/run.py measures it.
 
     python3 bench/step_overhead.py [--models gpt2,bert32] [--adamw] [-o bench/step_overhead.json]
+    python3 bench/step_overhead.py --torch-compile [--models gpt2,bert-b4,llama] [-o ...]
 
 A call stages the batch, binds every parameter, gradient and optimizer
 state tensor to the signature and replays the captured CUDA graph. Two
@@ -12,6 +14,13 @@ variants in one process, on the same compiled step:
 Per variant: host milliseconds per call (the call's wall time with the GPU
 idle before it), and the median step time with CUDA events around the call
 (bench/run.py's measure: the GPU waits while the host binds).
+
+With --torch-compile, the harness's training step (forward, loss, backward)
+of each model (bench/run.py's names) through torch.compile(backend="fuse")
+and Inductor's reduce-overhead mode, in one process each: host ms per step,
+step ms, and for Fuse the part of the host time spent in the backend's own
+calls (`fuse_graph_ms`: binding, pools, slabs), the rest being dynamo's
+guards, AOTAutograd's wrappers and autograd's engine.
 """
 
 import argparse
@@ -66,17 +75,60 @@ def measure(name, adamw, cache_dir):
     return result
 
 
+def measure_torch_compile(name, system, cache_dir):
+    """One row of --torch-compile: `system` (fuse-compile or inductor-reduce-
+    overhead) on the harness's training step of `name`."""
+    from fuse import backend
+    from fuse.harness import measure as harness_measure, systems, workloads
+    os.environ["FUSE_CACHE_DIR"] = cache_dir
+    built = workloads.resolve(name, "full").build(0, "cuda")
+    prepared = systems.prepare(system, "train", built, cache_dir)
+    spent = [0.0]
+    original = backend._FuseGraph.__call__
+
+    def timed(self, *args):
+        started = time.perf_counter()
+        try:
+            return original(self, *args)
+        finally:
+            spent[0] += time.perf_counter() - started
+    backend._FuseGraph.__call__ = timed
+    try:
+        for _ in range(5):
+            prepared.step()
+        spent[0] = 0.0
+        result = dict(model=name, system=system, host_ms=host_ms(prepared.step))
+        result["fuse_graph_ms"] = spent[0] * 1e3 / CALLS if system == "fuse-compile" else None
+        result["step_ms"] = harness_measure.time_steps(prepared.step, CALLS)
+    finally:
+        backend._FuseGraph.__call__ = original
+        prepared.close()
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="gpt2,bert32", help="comma-separated: " + ", ".join(CONFIGS))
     parser.add_argument("--adamw", action="store_true", help="include the AdamW update in the step")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="measure forward + backward through torch.compile (Fuse's backend and Inductor "
+                             "reduce-overhead) on bench/run.py's models instead of compile_step")
     parser.add_argument("-o", "--output", default=os.path.join(HERE, "step_overhead.json"))
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("bench/step_overhead.py: needs a CUDA GPU")
     results = []
+    if args.torch_compile:
+        with tempfile.TemporaryDirectory() as cache_dir:
+            for name in args.models.split(","):
+                for system in ("fuse-compile", "inductor-reduce-overhead"):
+                    r = measure_torch_compile(name, system, cache_dir)
+                    results.append(r)
+                    ours = f", in the backend {r['fuse_graph_ms']:.2f}" if r["fuse_graph_ms"] is not None else ""
+                    print(f"{name:8s} {system:25s} host ms/step {r['host_ms']:.2f}{ours}  "
+                          f"step ms {r['step_ms']:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as cache_dir:
-        for name in args.models.split(","):
+        for name in ([] if args.torch_compile else args.models.split(",")):
             results.append(measure(name, args.adamw, cache_dir))
             r = results[-1]
             print(f"{name:7s} {r['tensors']:5d} tensors  host ms/call: rebind {r['rebind_host_ms']:.2f}, "
