@@ -108,13 +108,15 @@ def measure_torch_compile(name, system, cache_dir):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="gpt2,bert32", help="comma-separated: " + ", ".join(CONFIGS))
+    parser.add_argument("--models", help="comma-separated: " + ", ".join(CONFIGS) + " (default gpt2,bert32); "
+                        "with --torch-compile bench/run.py's names (default gpt2,bert-b4,llama)")
     parser.add_argument("--adamw", action="store_true", help="include the AdamW update in the step")
     parser.add_argument("--torch-compile", action="store_true",
                         help="measure forward + backward through torch.compile (Fuse's backend and Inductor "
                              "reduce-overhead) on bench/run.py's models instead of compile_step")
     parser.add_argument("-o", "--output", default=os.path.join(HERE, "step_overhead.json"))
     args = parser.parse_args(argv)
+    args.models = args.models or ("gpt2,bert-b4,llama" if args.torch_compile else "gpt2,bert32")
     if not torch.cuda.is_available():
         raise SystemExit("bench/step_overhead.py: needs a CUDA GPU")
     results = []
