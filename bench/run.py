@@ -5,7 +5,10 @@ the same code for any model).
 
     python3 bench/run.py [MODELS] [--modes train,infer] [--systems ...] [-o OUT.json] [--append]
 
-Default: gpt2, bert-b4, bert-b32, llama and nanogpt, both modes, all five
+Default: gpt2, bert-b4, bert-b32, llama, nanogpt and bert-hf (BERT-large
+trained with HuggingFace's defaults: dropout 0.1, a padded batch with its
+attention mask, and a whole optimizer step of 4 micro-batches, clipping
+and AdamW with decay groups; training only), both modes, all five
 systems, written to bench/results/<gpu>-<date>.json and copied to
 bench/results/latest.json. The JSON is saved after every row, so a run cut
 short keeps what it measured; --append continues it in a later call

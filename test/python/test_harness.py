@@ -1,17 +1,31 @@
 """The benchmark harness's bookkeeping (python/fuse/harness), without a GPU:
 judging rows against eager autocast's error, continuing a run, the row
-order, the child processes, the report and the command line's errors. The
-measurements themselves run on the GPU machine (test_jit_gpu.py runs the
-harness end to end on tiny models)."""
+order, the child processes, the report and the command line's errors; and
+workloads whose step is a whole optimizer step (a Recipe: bert-hf), with a
+plain-PyTorch stand-in model: the recipe's parameter groups, the step each
+system builds from it (eager, the torch.compile systems' loop, fuse-step's
+compile_step call per micro-batch, run on the CPU interpreter), the f32
+reference and errors of a first update, FLOPs. The measurements themselves
+run on the GPU machine (test_jit_gpu.py runs the harness end to end on tiny
+models)."""
 
+import contextlib
+import copy
+import importlib.util
 import json
 import os
+import pathlib
 import subprocess
 import sys
+import warnings
 
 import pytest
+import torch
+import torch.nn.functional as F
 
-from fuse.harness import cli, report, runner, workloads
+from fuse.harness import cli, measure, report, runner, systems, workloads
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _row(model="gpt2", mode="train", system="fuse-step", **extra):
@@ -162,3 +176,354 @@ def test_results_say_which_code_they_measured():
     results = {"gpu": "NVIDIA H100", "date": "2026-11-27", "torch": "2.11", "command": "bench/run.py",
                "commit": "abc1234", "rows": [_row(system="eager", ms=30.0), _row(system="fuse-step", ms=16.0)]}
     assert "torch 2.11, commit abc1234) by `bench/run.py`" in report.markdown(results)
+
+
+# -- whole optimizer steps (workloads.Recipe) ---------------------------------------------------------
+
+needs_transformers = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None,
+    reason="HuggingFace transformers is not installed here (the GPU machine has it): bert-hf is "
+           "BertForSequenceClassification, so building it is checked there")
+
+
+class MyRMSNorm(torch.nn.Module):
+    """A normalisation layer torch does not know (named as HF names its own)."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+class Classifier(torch.nn.Module):
+    """A plain stand-in for BertForSequenceClassification: token embeddings,
+    a LayerNorm, a hidden layer, the mean over the attention mask, a
+    linear head. Returns the logits."""
+
+    def __init__(self, vocab=32, width=8, labels=2):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.norm = torch.nn.LayerNorm(width)
+        self.hidden = torch.nn.Linear(width, width)
+        self.head = torch.nn.Linear(width, labels)
+
+    def forward(self, input_ids, attention_mask):
+        h = torch.tanh(self.hidden(self.norm(self.embed(input_ids))))
+        mask = attention_mask.unsqueeze(-1).to(h.dtype)
+        return self.head((h * mask).sum(1) / mask.sum(1))
+
+
+RECIPE = dict(optimizer="adamw", lr=1e-2, weight_decay=0.01, no_decay=True, max_grad_norm=0.5,
+              accumulation_steps=4, options={"betas": (0.9, 0.999), "eps": 1e-8})
+
+
+def standin_workload(config="tiny"):
+    """A custom workload (module:function) with a recipe: 4 right-padded
+    micro-batches of 3x6 tokens."""
+    model = Classifier()
+    generator = torch.Generator().manual_seed(1)
+    micro_batches = []
+    for _ in range(RECIPE["accumulation_steps"]):
+        ids, mask = workloads.padded_tokens(3, 6, 32, 0, generator)
+        micro_batches.append(({"input_ids": ids, "attention_mask": mask},
+                              {"labels": torch.randint(0, 2, (3,), generator=generator)}))
+    return {"model": model, "batch": micro_batches[0], "loss_fn": F.cross_entropy, "recipe": RECIPE, "micro_batches": micro_batches, "flops_per_token": 100.0}
+
+
+standin_workload.shapes = {"tiny": (3, 6), "full": (3, 6)}
+
+
+def _standin(seed=0):
+    return workloads.custom(f"{__name__}:standin_workload", "tiny", name="standin").build(seed)
+
+
+@pytest.fixture
+def no_autocast(monkeypatch):
+    """The systems' step function autocasts on CUDA; torch 1.13 without
+    CUDA refuses that: here it is a no-op (everything stays f32)."""
+    monkeypatch.setattr(torch, "autocast", lambda *args, **kwargs: contextlib.nullcontext())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _user_loop(model, recipe, micro_batches):
+    """What a user writes: the micro-batches' (loss / N).backward(), clip,
+    optimizer.step(), zero_grad. Returns the mean loss."""
+    optimizer = recipe.build_optimizer(model)
+    total = 0.0
+    for inputs, targets in micro_batches:
+        loss = F.cross_entropy(model(**inputs), targets["labels"]) / len(micro_batches)
+        loss.backward()
+        total += float(loss)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.max_grad_norm)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return total
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(optimizer="lamb"), "optimizer is one of adamw, adam, sgd, not 'lamb'"),
+    (dict(lr=0), "lr must be a positive number"),
+    (dict(weight_decay=-1), "weight_decay must be a non-negative number"),
+    (dict(max_grad_norm=0.0), "max_grad_norm must be a positive number or None"),
+    (dict(accumulation_steps=0), "accumulation_steps must be a positive integer"),
+    (dict(accumulation_steps=True), "accumulation_steps must be a positive integer"),
+    (dict(options={"lr": 1.0}), "options may not set lr"),
+])
+def test_a_recipe_checks_its_fields(fields, message):
+    with pytest.raises(ValueError, match=message):
+        workloads.Recipe(**fields)
+    with pytest.raises(TypeError, match="a recipe is a fuse.harness.workloads.Recipe or a dict"):
+        workloads.Recipe.of(["adamw"])
+
+
+def test_a_recipe_exempts_biases_and_norm_weights_from_decay():
+    model = torch.nn.Sequential(Classifier(), MyRMSNorm(2))
+    exempt = {"0.embed.weight": False, "0.norm.weight": True, "0.norm.bias": True, "0.hidden.weight": False,
+              "0.hidden.bias": True, "0.head.weight": False, "0.head.bias": True, "1.weight": True}
+    assert workloads.Recipe.no_decay_names(model) == {n for n, e in exempt.items() if e}
+    recipe = workloads.HF_RECIPE
+    groups = recipe.param_groups(model)
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert [[names[id(p)] for p in g["params"]] for g in groups] == [
+        [n for n, e in exempt.items() if not e], [n for n, e in exempt.items() if e]]
+    assert [g["weight_decay"] for g in groups] == [0.01, 0.0]
+    optimizer = recipe.build_optimizer(model)
+    assert type(optimizer) is torch.optim.AdamW and not optimizer.defaults.get("fused")  # fused: CUDA only
+    assert [(g["lr"], tuple(g["betas"]), g["eps"]) for g in optimizer.param_groups] == [(5e-5, (0.9, 0.999), 1e-8)] * 2
+    # Without no_decay: one group, every parameter decaying.
+    plain = workloads.Recipe(weight_decay=0.1).param_groups(model)
+    assert len(plain) == 1 and plain[0]["weight_decay"] == 0.1 and len(plain[0]["params"]) == len(exempt)
+
+
+def test_hf_recipe_is_the_trainers_defaults_with_clipping_and_accumulation():
+    recipe = workloads.HF_RECIPE
+    assert (recipe.optimizer, recipe.lr, recipe.weight_decay, recipe.no_decay, recipe.max_grad_norm,
+            recipe.accumulation_steps) == ("adamw", 5e-5, 0.01, True, 1.0, 4)
+    assert json.loads(json.dumps(recipe.as_dict()))["options"] == {"betas": [0.9, 0.999], "eps": 1e-8}
+    assert recipe.describe() == ("AdamW lr 5e-05, betas (0.9, 0.999), eps 1e-08, weight decay 0.01 (none on biases "
+                                 "and norm weights), clip at 1, fused where torch has it; 4 micro-batches per update")
+
+
+def test_bert_hf_is_a_training_only_builtin_of_four_micro_batches():
+    assert "bert-hf" in workloads.MODEL_NAMES
+    full, tiny = workloads.resolve("bert-hf"), workloads.resolve("bert-hf", "tiny")
+    assert (full.batch, full.seq, full.modes) == (4, 512, ("train",))
+    assert (tiny.batch, tiny.seq, tiny.modes) == (2, 32, ("train",))
+    assert full.preload is not None  # transformers imported once, in the runner
+
+
+def test_a_custom_workload_declares_a_recipe_and_its_micro_batches():
+    built = _standin()
+    assert isinstance(built.recipe, workloads.Recipe) and built.recipe.max_grad_norm == 0.5
+    assert built.accumulation_steps == 4 and len(built.training_batches()) == 4
+    assert built.train_inputs is built.micro_batches[0][0]
+    ids = [b[0]["input_ids"] for b in built.micro_batches]
+    assert not torch.equal(ids[0], ids[1])  # four different micro-batches
+    for inputs, _ in built.micro_batches:  # right-padded: the first row full, the others shorter
+        lengths = inputs["attention_mask"].sum(1)
+        assert lengths[0] == 6 and (lengths[1:] < 6).all() and (lengths >= 3).all()
+        assert (inputs["input_ids"][inputs["attention_mask"] == 0] == 0).all()
+    assert built.tokens == 18 and "a step: AdamW lr 0.01" in built.description
+    # FLOPs and so MFU count every micro-batch of the step.
+    assert measure.step_flops(built, "train") == 100.0 * 18 * 4
+    assert measure.step_flops(built, "infer") == 100.0 / 3 * 18
+
+
+def test_micro_batches_must_match_the_recipe():
+    built = _standin()
+    wrong_count = dataclasses_replace(built, micro_batches=built.micro_batches[:3])
+    with pytest.raises(ValueError, match="3 micro-batches for a recipe of 4 accumulation steps"):
+        wrong_count.check()
+    inputs, targets = built.micro_batches[1]
+    longer = {"input_ids": torch.zeros(3, 7, dtype=torch.long), "attention_mask": inputs["attention_mask"]}
+    wrong_shape = dataclasses_replace(built, micro_batches=[built.micro_batches[0], (longer, targets)]
+                                      + built.micro_batches[2:])
+    with pytest.raises(ValueError, match="micro-batch 1 is .*'input input_ids', 'int64', \\[3, 7\\]"):
+        wrong_shape.check()
+    with pytest.raises(ValueError, match="micro_batches need a recipe"):
+        dataclasses_replace(built, recipe=None).check()
+
+
+def dataclasses_replace(built, **changes):
+    import dataclasses
+    return dataclasses.replace(built, **changes)
+
+
+def test_the_eager_recipe_step_is_the_loop_a_user_writes(no_autocast):
+    built = _standin()
+    mine = copy.deepcopy(built.model)
+    prepared = systems.prepare("eager", "train", built)
+    assert isinstance(prepared.optimizer, torch.optim.AdamW) and len(prepared.optimizer.param_groups) == 2
+    loss = prepared.step()
+    expected = _user_loop(mine, built.recipe, built.micro_batches)
+    assert float(loss) == pytest.approx(expected, rel=1e-6)
+    for p, q in zip(built.model.parameters(), mine.parameters()):
+        assert torch.allclose(p, q, rtol=0, atol=1e-7) and p.grad is None
+
+
+def test_reduce_overhead_keeps_the_gradients_and_marks_every_micro_batch(no_autocast, monkeypatch):
+    """CUDA graph trees overwrite a gradient autograd kept from a micro-batch
+    (torch issue 169545): the step keeps them allocated and zeroes them."""
+    marks = []
+    monkeypatch.setattr(systems, "_torch_compiled", lambda function, system, fallback="eager": function)
+    monkeypatch.setattr(systems, "_step_marker", lambda system: lambda: marks.append(system))
+    built = _standin()
+    mine = copy.deepcopy(built.model)
+    prepared = systems.prepare("inductor-reduce-overhead", "train", built)
+    assert all(p.grad is not None and not p.grad.any() for p in built.model.parameters())
+    prepared.step()
+    _user_loop(mine, built.recipe, built.micro_batches)
+    assert marks == ["inductor-reduce-overhead"] * 4
+    for p, q in zip(built.model.parameters(), mine.parameters()):
+        assert torch.allclose(p, q, rtol=0, atol=1e-7)
+        assert p.grad is not None and not p.grad.any()  # zeroed, not dropped
+    eager = systems.prepare("inductor", "train", _standin())
+    eager.step()
+    assert all(p.grad is None for p in eager.optimizer.param_groups[0]["params"])
+
+
+class _FakeStep:
+    """Stands in for fuse.compile_step's TrainStep: records its calls."""
+
+    def __init__(self, model, loss_fn, batch, optimizer=None, **options):
+        self.model, self.batch, self.optimizer, self.options = model, batch, optimizer, options
+        self.calls, self.updated, self.micro_step, self.timings = [], False, 0, {"export": 1.0}
+
+    def __call__(self, batch):
+        self.calls.append(batch)
+        self.micro_step = (self.micro_step + 1) % self.options["accumulation_steps"]
+        self.updated = self.micro_step == 0
+        return torch.tensor(float(len(self.calls)))
+
+    def close(self):
+        pass
+
+
+def test_fuse_step_compiles_the_recipe_and_calls_it_once_per_micro_batch(monkeypatch):
+    import fuse
+    made = []
+    monkeypatch.setattr(fuse, "compile_step", lambda *args, **kwargs: made.append(_FakeStep(*args, **kwargs))
+                        or made[-1])
+    built = _standin()
+    prepared = systems.prepare("fuse-step", "train", built, cache_dir="/cache")
+    (step,) = made
+    assert step.model is built.model and step.batch is built.micro_batches[0]
+    assert step.optimizer is prepared.optimizer and isinstance(step.optimizer, torch.optim.AdamW)
+    assert [g["weight_decay"] for g in step.optimizer.param_groups] == [0.01, 0.0]
+    assert step.options == {"amp": "bf16", "cache_dir": "/cache", "max_grad_norm": 0.5, "accumulation_steps": 4}
+    assert float(prepared.step()) == pytest.approx((1 + 2 + 3 + 4) / 4)  # the micro-batches' mean loss
+    assert step.calls == built.micro_batches and prepared.phases() == {"export": 1.0}
+    step.micro_step = 1  # out of step with the recipe: said, not measured
+    with pytest.raises(RuntimeError, match="did not update after 4 micro-batches"):
+        prepared.step()
+
+
+def test_fuse_step_runs_the_recipe_as_the_eager_loop_does(no_autocast, monkeypatch, tmp_path):
+    """The real compile_step (AdamW in two groups, clipping, 4 micro-batches
+    accumulated) on the CPU reference interpreter, against eager f32."""
+    import fuse
+    from step_interpreter import on_interpreter
+    compile_step = fuse.compile_step
+
+    def on_the_cpu(model, loss_fn, batch, optimizer=None, **options):
+        options.update(arch="sm_90a", cache_dir=False)
+        return on_interpreter(compile_step(model, loss_fn, batch, optimizer=optimizer, **options), tmp_path)
+
+    monkeypatch.setattr(fuse, "compile_step", on_the_cpu)
+    built = _standin()
+    reference = measure.f32_reference(built, "train")
+    prepared = systems.prepare("fuse-step", "train", built)
+    loss = prepared.step()
+    row = measure.errors("train", loss.detach().float(), built.model, reference, built.recipe, prepared.optimizer)
+    assert "error" not in row
+    assert row["loss_rel_err"] < 1e-5 and row["grad_rel_err"] < 1e-5 and row["update_rel_err"] < 1e-4
+    assert all(p.grad is None for p in built.model.parameters())  # the update ran in the graph
+
+
+def test_a_recipe_step_is_judged_by_its_first_update(no_autocast):
+    built = _standin()
+    before = {n: p.detach().clone() for n, p in built.model.named_parameters()}
+    reference = measure.f32_reference(built, "train")
+    assert set(reference) == {"value", "grads", "updates", "initial"}
+    for name, p in built.model.named_parameters():  # the reference leaves the weights as they were
+        assert torch.equal(p, before[name]) and p.grad is None
+    prepared = systems.prepare("eager", "train", built)
+    loss = prepared.step()
+    row = measure.errors("train", loss.detach().float(), built.model, reference, built.recipe, prepared.optimizer)
+    assert row["loss_rel_err"] < 1e-6 and row["grad_rel_err"] < 1e-6 and row["update_rel_err"] < 1e-5
+    # The gradients are read back from AdamW's first moment, as every system leaves it.
+    exp_avg = prepared.optimizer.state[built.model.head.weight]["exp_avg"]
+    assert torch.allclose(exp_avg / 0.1, reference["grads"]["head.weight"], atol=1e-6)
+    with torch.no_grad():
+        built.model.head.weight.add_(1e-2)
+    worse = measure.errors("train", loss.detach().float(), built.model, reference, built.recipe, prepared.optimizer)
+    assert worse["update_rel_err"] > 0.1
+    with torch.no_grad():
+        built.model.head.bias.fill_(float("nan"))
+    broken = measure.errors("train", loss.detach().float(), built.model, reference, built.recipe,
+                            prepared.optimizer)
+    assert broken["error"] == "NaN or inf in head.bias after the first update"
+
+
+def test_the_runner_measures_only_the_modes_a_workload_has(monkeypatch):
+    measured = []
+
+    def fake_row(workload, mode, system, settings=None):
+        measured.append((workload.name, mode, system))
+        return dict(_row(workload.name, mode, system), error=None)
+
+    monkeypatch.setattr(runner, "measure_row", fake_row)
+    log = __import__("io").StringIO()
+    results = {"rows": []}
+    runner.run([workloads.resolve("bert-hf", "tiny"), workloads.resolve("nanogpt", "tiny")], ["train", "infer"],
+               ["eager"], results, log=log)
+    assert measured == [("bert-hf", "train", "eager"), ("nanogpt", "train", "eager"), ("nanogpt", "infer", "eager")]
+    assert "bert-hf infer: not a mode of this workload (it has train)" in log.getvalue()
+
+
+def test_the_report_says_which_rows_are_whole_optimizer_steps():
+    recipe = workloads.HF_RECIPE.as_dict()
+    rows = [_row("bert-hf", system="eager", batch=4, seq=512, ms=80.0, recipe=recipe, stochastic=True),
+            _row("bert-hf", system="fuse-step", batch=4, seq=512, error="FuseError: boom")]
+    results = {"gpu": "NVIDIA H100", "date": "2026-12-01", "torch": "2.11", "command": "bench/run.py", "rows": rows}
+    text = report.markdown(results)
+    assert "| bert-hf B4 T512 x4 | train | 80.0 | failed |" in text
+    assert "- bert-hf B4 T512 x4 train fuse-step: FuseError: boom" in text
+    assert ("bert-hf B4 T512 x4: AdamW lr 5e-05, betas (0.9, 0.999), eps 1e-08, weight decay 0.01 (none on biases "
+            "and norm weights), clip at 1, fused where torch has it; 4 micro-batches per update.") in text
+    assert "not judged (each system draws masks of its own): bert-hf B4 T512 x4." in text
+    assert "recipe" in runner.EXTRA_FIELDS and "update_rel_err" in runner.EXTRA_FIELDS
+    assert "micro-batch" in runner.method(runner.DEFAULT_SETTINGS)["recipe"]
+
+
+def test_bench_run_help_lists_bert_hf():
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--help"], capture_output=True,
+                            text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert result.returncode == 0, result.stderr
+    assert "bert-hf" in result.stdout
+
+
+@needs_transformers
+def test_bert_hf_tiny_is_hf_bert_with_its_default_dropout_and_a_padded_batch(no_autocast):
+    built = workloads.resolve("bert-hf", "tiny").build()
+    model, config = built.model, built.model.config
+    assert type(model).__name__ == "BertForSequenceClassification"
+    assert config.hidden_dropout_prob == 0.1 and config.attention_probs_dropout_prob == 0.1
+    assert getattr(config, "_attn_implementation", "sdpa") == "sdpa"
+    assert built.stochastic and built.recipe is workloads.HF_RECIPE and len(built.micro_batches) == 4
+    for inputs, targets in built.micro_batches:
+        assert set(inputs) == {"input_ids", "attention_mask"} and tuple(inputs["input_ids"].shape) == (2, 32)
+        lengths = inputs["attention_mask"].sum(1)
+        assert lengths[0] == 32 and lengths[1] < 32
+        assert tuple(targets["labels"].shape) == (2,)
+    exempt = workloads.Recipe.no_decay_names(model)
+    assert "bert.embeddings.LayerNorm.weight" in exempt and "classifier.bias" in exempt
+    assert "classifier.weight" not in exempt and "bert.embeddings.word_embeddings.weight" not in exempt
+    before = model.classifier.weight.detach().clone()
+    prepared = systems.prepare("eager", "train", built)
+    loss = prepared.step()
+    assert torch.isfinite(loss) and not torch.equal(before, model.classifier.weight)

@@ -445,3 +445,26 @@ def test_the_harness_measures_every_system(tmp_path):
         assert row["loss_rel_err"] is not None and (row["grad_rel_err"] is not None) == (mode == "train")
         assert (row["compile_cold_s"] is None) == (system == "eager")
         assert row["fallbacks"] == 0
+
+
+@needs_transformers
+def test_the_harness_measures_a_whole_optimizer_step(tmp_path):
+    """bert-hf tiny (HF's BERT with dropout, a padded batch, AdamW in decay
+    groups, clipping, 4 micro-batches a step) through the harness: every
+    system builds the recipe's step, and its first update is compared with
+    f32's (recorded, not judged: dropout)."""
+    import subprocess
+    import sys
+    out = tmp_path / "results.json"
+    systems = ("eager", "inductor-reduce-overhead", "fuse-compile", "fuse-step")
+    command = [sys.executable, "-m", "fuse.compare", "bert-hf", "--config", "tiny", "--systems", ",".join(systems),
+               "--steps", "3", "--throughput-steps", "3", "--warmup", "1", "-o", str(out)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stderr[-4000:]
+    rows = {(r["mode"], r["system"]): r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {("train", s) for s in systems}  # training only
+    for (mode, system), row in rows.items():
+        assert row["error"] is None, (system, row["error"])
+        assert row["stochastic"] and row["recipe"]["accumulation_steps"] == 4, system
+        assert row["loss_rel_err"] is not None and row["grad_rel_err"] is not None, system
+        assert row["update_rel_err"] is not None and row["mfu"] > 0, system

@@ -28,6 +28,19 @@ Every system is measured by the same code:
            training step that draws random numbers (a workload with dropout,
            "stochastic" in the row) draws other masks than the reference
            did, so its errors are recorded but not judged
+  recipe   a workload whose step is a whole optimizer step (workloads.Recipe:
+           bert-hf) is compared by its first update, taken right after the
+           first step (outside the compile time): the loss is the mean over
+           its micro-batches; the gradients are those the update used
+           (summed over the micro-batches and clipped), read back from the
+           optimizer's state (Recipe.applied_gradients: AdamW's first moment
+           is (1 − β1)·g after one update), against the f32 eager step's
+           with the same recipe, from the same weights, on the same
+           micro-batches; update_rel_err is the parameters' change,
+           ‖Δp − Δp32‖/‖Δp32‖ over all parameters (recorded, not judged: a
+           first Adam update is about lr·sign(g), so it mostly counts the
+           gradient elements whose sign rounding flipped). FLOPs and MFU
+           count every micro-batch of the step
 """
 
 import math
@@ -59,15 +72,61 @@ def _release_cached_memory():
         clear()
 
 
+def step_flops(built, mode):
+    """FLOPs of one step: per token, times the tokens of every micro-batch
+    a training step runs (a recipe's accumulation_steps of them)."""
+    if mode == "train":
+        return built.train_flops_per_token * built.tokens * built.accumulation_steps
+    return built.infer_flops_per_token * built.tokens
+
+
+def _f32_update(built):
+    """The f32 eager optimizer step of `built`'s recipe from the model's
+    weights, which it leaves as they were: {"value": mean loss, "grads":
+    the gradients the update used, "updates": {name: Δp}, "initial":
+    {name: p}}, all on the host."""
+    import torch
+    from .workloads import call_arguments, target_arguments
+    model, recipe = built.model, built.recipe
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    initial = {n: p.detach().clone() for n, p in named}
+    optimizer = recipe.build_optimizer(model)
+    batches = built.training_batches()
+    for _, p in named:
+        p.grad = None
+    total = None
+    for inputs, targets in batches:
+        args, kwargs = call_arguments(inputs)
+        loss = built.loss_fn(model(*args, **kwargs), *target_arguments(targets)) / len(batches)
+        loss.backward()
+        total = loss.detach() if total is None else total + loss.detach()
+    if recipe.max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_([p for _, p in named], recipe.max_grad_norm)
+    optimizer.step()
+    grads = {n: g.cpu() for n, g in (recipe.applied_gradients(optimizer, model) or {}).items()}
+    updates = {n: (p.detach() - initial[n]).float().cpu() for n, p in named}
+    with torch.no_grad():
+        for n, p in named:
+            p.copy_(initial[n])
+            p.grad = None
+    del optimizer
+    return {"value": total.float().cpu(), "grads": grads, "updates": updates,
+            "initial": {n: t.cpu() for n, t in initial.items()}}
+
+
 def f32_reference(built, mode):
     """The f32 eager step (TF32 off) on `built`: {"value": loss or logits,
-    "grads": {name: gradient}} on the host."""
+    "grads": {name: gradient}} on the host; a recipe's step adds
+    "updates" and "initial" (_f32_update)."""
     import torch
     from .workloads import call_arguments, target_arguments
     saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     model = built.model
     try:
+        if mode == "train" and built.recipe is not None:
+            model.train()
+            return _f32_update(built)
         if mode == "train":
             model.train()
             for p in model.parameters():
@@ -95,10 +154,13 @@ def _relative(actual, expected):
     return float((actual - expected).norm()) ** 2, float(expected.norm()) ** 2
 
 
-def errors(mode, value, model, reference):
+def errors(mode, value, model, reference, recipe=None, optimizer=None):
     """{"loss_rel_err", "grad_rel_err", "worst_param", "worst_param_rel_err"}
     of a system's first step against the f32 reference; a non-finite value
-    or a missing gradient is an "error" entry."""
+    or a missing gradient is an "error" entry. With a recipe (a reference
+    with "updates"), right after the first update: the gradients are those
+    `optimizer` applied (Recipe.applied_gradients) and "update_rel_err" is
+    the parameters' change against the reference's."""
     import torch
     result = {"loss_rel_err": None, "grad_rel_err": None, "worst_param": None, "worst_param_rel_err": None}
     value = value.detach()
@@ -110,10 +172,28 @@ def errors(mode, value, model, reference):
     if mode != "train":
         return result
     params = dict(model.named_parameters())
+    if "updates" in reference:
+        result["update_rel_err"] = None
+        diff2 = norm2 = 0.0
+        for name, expected in reference["updates"].items():
+            p = params[name].detach()
+            if not bool(torch.isfinite(p).all()):
+                result["error"] = f"NaN or inf in {name} after the first update"
+                return result
+            change = p.double() - reference["initial"][name].to(p.device, dtype=torch.float64)
+            d2, n2 = _relative(change, expected)
+            diff2, norm2 = diff2 + d2, norm2 + n2
+        result["update_rel_err"] = math.sqrt(diff2 / max(norm2, 1e-300))
+        applied = recipe.applied_gradients(optimizer, model) or {}
+        gradients = {name: applied.get(name) for name in reference["grads"]}
+    else:
+        gradients = {name: params[name].grad for name in reference["grads"]}
+    if not reference["grads"]:
+        return result
     largest = max((float(g.norm()) for g in reference["grads"].values()), default=0.0)
     total_diff2 = total_norm2 = 0.0
     for name, expected in reference["grads"].items():
-        got = params[name].grad
+        got = gradients[name]
         if got is None:
             result["error"] = f"no gradient for {name}"
             return result
@@ -181,15 +261,23 @@ def count_kernels(step):
     return len(kernels), sum(float(e.get("dur", 0)) for e in kernels) / 1e3
 
 
-def first_steps_seconds(make_step):
+def first_steps_seconds(make_step, after_first=None):
     """(prepared system, wall seconds of creating it and running its first
-    FIRST_STEPS steps, the first step's value)."""
+    FIRST_STEPS steps, the first step's value). after_first(prepared,
+    value), when given, runs after the first step, outside the time (a
+    recipe's errors are read from the first update's state)."""
     import torch
     torch.cuda.synchronize()
     started = time.perf_counter()
     prepared = make_step()
     value = prepared.step()
     first = value.detach().float().clone() if hasattr(value, "detach") else value
+    if after_first is not None:
+        torch.cuda.synchronize()
+        paused = time.perf_counter()
+        after_first(prepared, first)
+        torch.cuda.synchronize()
+        started += time.perf_counter() - paused
     for _ in range(FIRST_STEPS - 1):
         prepared.step()
     torch.cuda.synchronize()
@@ -208,13 +296,22 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     reference = f32_reference(built, mode)
     _release_cached_memory()
 
+    recipe = built.recipe if mode == "train" else None
+    first_update = {}
+
+    def read_first_update(prepared, value, reference=reference):
+        first_update.update(errors(mode, value, built.model, reference, recipe, prepared.optimizer))
+
     prepared, first_s, first_value = first_steps_seconds(
-        lambda: prepare(system, mode, built, cache_dir, fuse_fallback=fuse_fallback))
-    row = errors(mode, first_value, built.model, reference)
+        lambda: prepare(system, mode, built, cache_dir, fuse_fallback=fuse_fallback),
+        read_first_update if recipe is not None else None)
+    row = first_update if recipe is not None else errors(mode, first_value, built.model, reference)
+    if recipe is not None:
+        row["recipe"] = recipe.as_dict()
     if mode == "train" and built.stochastic:
         row["stochastic"] = True  # dropout: recorded, not judged
     row["compile_phases"] = {phase: round(seconds, 3) for phase, seconds in prepared.phases().items()} or None
-    del reference, first_value
+    del reference, first_value, read_first_update  # the reference's host copies
     _release_cached_memory()
     for _ in range(warmup):
         prepared.step()
@@ -226,7 +323,7 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     throughput_ms = time_throughput(prepared.step, throughput_steps)
     samples.append(used_device_bytes())
     kernels, kernel_ms = count_kernels(prepared.step)
-    flops = (built.train_flops_per_token if mode == "train" else built.infer_flops_per_token) * built.tokens
+    flops = step_flops(built, mode)
     row.update(ms=ms, throughput_ms=throughput_ms, peak_gib=(max(samples) - baseline) / 2**30,
                kernels=kernels, kernel_ms=kernel_ms, mfu=flops / (ms * 1e-3) / (peak_tflops * 1e12),
                compile_cold_s=(None if system == "eager" else max(first_s - FIRST_STEPS * ms / 1e3, 0.0)),

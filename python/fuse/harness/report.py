@@ -19,8 +19,29 @@ def grouped(results):
     return groups
 
 
-def _label(model, batch, seq):
-    return model if batch is None else f"{model} B{batch} T{seq}"
+def _label(model, batch, seq, rows=None):
+    """The rows' name: model, batch and sequence, and the micro-batches of
+    a step that runs several (a recipe's accumulation_steps)."""
+    label = model if batch is None else f"{model} B{batch} T{seq}"
+    steps = _accumulation(rows)
+    return f"{label} x{steps}" if steps and steps > 1 else label
+
+
+def _row_label(results, row):
+    """A row's label as its group's rows give it (a failed row may not say
+    what its step is)."""
+    group = grouped(results).get((row["model"], row["batch"], row["seq"], row["mode"]), {})
+    return _label(row["model"], row["batch"], row["seq"], list(group.values()) + [row])
+
+
+def _accumulation(rows):
+    """The micro-batches per step of a group's rows (dict or list), or None."""
+    rows = list((rows or {}).values()) if isinstance(rows, dict) else list(rows or [])
+    for row in rows:
+        recipe = row.get("recipe")
+        if isinstance(recipe, dict) and recipe.get("accumulation_steps"):
+            return recipe["accumulation_steps"]
+    return None
 
 
 def _ok(row, key):
@@ -48,7 +69,7 @@ def time_table(results):
         for system in ("fuse-compile", "fuse-step"):
             ms = _ok(rows.get(system), "ms")
             ratios.append(f"{best / ms:.2f}x" if best and ms else "-")
-        lines.append(f"| {_label(model, batch, seq)} | {mode} | " + " | ".join(cells) + " | "
+        lines.append(f"| {_label(model, batch, seq, rows)} | {mode} | " + " | ".join(cells) + " | "
                      + " | ".join(ratios) + " |")
     return "\n".join(lines)
 
@@ -64,7 +85,7 @@ def detail_table(results):
         def cells(key, spec, scale=1.0):
             return "/".join(_fmt(None if _ok(rows.get(s), key) is None else _ok(rows.get(s), key) * scale, spec)
                             for s in systems)
-        lines.append(f"| {_label(model, batch, seq)} | {mode} | {cells('throughput_ms', '.1f')} "
+        lines.append(f"| {_label(model, batch, seq, rows)} | {mode} | {cells('throughput_ms', '.1f')} "
                      f"| {cells('peak_gib', '.2f')} | {cells('kernels', '.0f')} | {cells('mfu', '.0f', 100)} "
                      f"| {cells('compile_cold_s', '.1f')} | {cells('compile_warm_s', '.1f')} "
                      f"| {cells('loss_rel_err', '.1e')} | {cells('grad_rel_err', '.1e')} |")
@@ -75,7 +96,7 @@ def failures(results):
     lines = []
     for row in results["rows"]:
         if row.get("error"):
-            lines.append(f"- {_label(row['model'], row['batch'], row['seq'])} {row['mode']} {row['system']}: "
+            lines.append(f"- {_row_label(results, row)} {row['mode']} {row['system']}: "
                          f"{row['error']}")
     return "\n".join(lines)
 
@@ -94,12 +115,31 @@ def markdown(results):
     missing = missing_rows(results)
     if missing:
         parts += ["", "Not measured: " + "; ".join(missing) + "."]
-    stochastic = list(dict.fromkeys(_label(r["model"], r["batch"], r["seq"]) for r in results["rows"]
-                                    if r.get("stochastic")))
+    recipes = recipe_notes(results)
+    if recipes:
+        parts += ["", "Whole optimizer steps (the workload's recipe; a step runs every micro-batch, its loss is "
+                      "their mean, its gradients those the first update used): " + "; ".join(recipes) + "."]
+    stochastic = list(dict.fromkeys(_row_label(results, r) for r in results["rows"] if r.get("stochastic")))
     if stochastic:
         parts += ["", "Training with dropout, its errors against f32 recorded but not judged (each system draws "
                       "masks of its own): " + ", ".join(stochastic) + "."]
     return "\n".join(parts)
+
+
+def recipe_notes(results):
+    """'label: recipe' for each group whose rows time a whole optimizer step."""
+    from .workloads import Recipe
+    notes = {}
+    for row in results["rows"]:
+        recipe = row.get("recipe")
+        if isinstance(recipe, dict):
+            label = _row_label(results, row)
+            try:
+                text = Recipe.of(dict(recipe, options=dict(recipe.get("options") or {}))).describe()
+            except (TypeError, ValueError):
+                text = str(recipe)
+            notes.setdefault(label, f"{label}: {text}")
+    return list(notes.values())
 
 
 def missing_rows(results):
@@ -109,5 +149,5 @@ def missing_rows(results):
     for (model, batch, seq, mode), rows in grouped(results).items():
         absent = [s for s in present if s not in rows]
         if absent:
-            lines.append(f"{_label(model, batch, seq)} {mode}: {', '.join(absent)}")
+            lines.append(f"{_label(model, batch, seq, rows)} {mode}: {', '.join(absent)}")
     return lines

@@ -29,7 +29,8 @@ from .systems import COMPILERS, SYSTEMS
 ROW_FIELDS = ("model", "batch", "seq", "mode", "system", "ms", "throughput_ms", "peak_gib", "kernels", "mfu",
               "compile_cold_s", "compile_warm_s", "loss_rel_err", "grad_rel_err", "fallbacks", "error")
 EXTRA_FIELDS = ("kernel_ms", "worst_param", "worst_param_rel_err", "eager_loss_rel_err", "eager_grad_rel_err",
-                "torch_allocated_peak_gib", "compile_phases", "description", "stochastic")
+                "torch_allocated_peak_gib", "compile_phases", "description", "stochastic", "recipe",
+                "update_rel_err")
 # A compiled system fails a row when its error against f32 exceeds this
 # factor times eager autocast's on the same step. An eager error under the
 # floor counts as the floor: below it the comparison is between roundings of
@@ -57,10 +58,17 @@ def method(settings):
                    "TRITON_CACHE_DIR and FUSE_CACHE_DIR in a new process; warm: a new process with those filled",
         "errors": "against f32 eager (TF32 off), same weights and batch, first step: the loss's relative "
                   "error and the gradients' global relative norm; inference: the logits' relative norm",
+        "recipe": "a row with a \"recipe\" times a whole optimizer step: its accumulation_steps micro-batches "
+                  "(each (loss / N).backward(); fuse-step: one compile_step call each), clipping to "
+                  "max_grad_norm, the optimizer's update and zero_grad; its loss is the micro-batches' mean, its "
+                  "gradients those the first update used (read back from the optimizer's state after it), and "
+                  "update_rel_err the first update's change of the parameters against f32's (recorded, not "
+                  "judged)",
         "failed": f"a compiled row fails when an error exceeds {TOLERANCE_FACTOR:g}x eager autocast's on the "
                   f"same step (floors {ERROR_FLOOR}); a training step that draws random numbers (dropout: the "
                   "row's \"stochastic\") is not judged, its masks being other than the reference's",
-        "mfu": "PaLM FLOPs (6N + 12LHQT per trained token, 2N + 4LHQT per inferred token) over 989 TFLOP/s",
+        "mfu": "PaLM FLOPs (6N + 12LHQT per trained token, 2N + 4LHQT per inferred token; a recipe's step counts "
+               "the tokens of every micro-batch) over 989 TFLOP/s",
         "processes": "one process per row, forked from a runner that never initialised CUDA",
         "fuse_compile": "torch.compile(step, backend=\"fuse\"" + (
             ", options={\"fallback\": \"error\"}): a graph Fuse cannot compile fails the row"
@@ -252,6 +260,10 @@ def run(workloads, modes, systems, results, *, save=None, log=sys.stderr):
     order = row_order([w.name for w in workloads], list(modes), list(SYSTEMS))
     for workload in workloads:
         for mode in modes:
+            if mode not in workload.modes:
+                print(f"{workload.name} {mode}: not a mode of this workload (it has {', '.join(workload.modes)})",
+                      file=log)
+                continue
             for system in systems:
                 if (workload.name, mode, system) in done:
                     print(f"{workload.name} {mode} {system}: measured already", file=log)
@@ -279,7 +291,8 @@ def summary(row):
     return (f"{fmt(row['ms'], '.2f')} ms, {fmt(row['peak_gib'], '.2f')} GiB, {row['kernels']} kernels, "
             f"compile {fmt(row['compile_cold_s'], '.1f')}/{fmt(row['compile_warm_s'], '.1f')} s, "
             f"loss err {fmt(row['loss_rel_err'], '.1e')} (eager {fmt(row.get('eager_loss_rel_err'), '.1e')}), "
-            f"grad err {fmt(row['grad_rel_err'], '.1e')} (eager {fmt(row.get('eager_grad_rel_err'), '.1e')})")
+            f"grad err {fmt(row['grad_rel_err'], '.1e')} (eager {fmt(row.get('eager_grad_rel_err'), '.1e')})"
+            + (f", update err {fmt(row['update_rel_err'], '.1e')}" if "update_rel_err" in row else ""))
 
 
 def failed_rows(results):

@@ -21,7 +21,20 @@ the caller then runs `loss.backward()` with every `param.grad` set to None
 first), or `logits(model(*inputs))` under autocast and torch.no_grad
 (inference). fuse.compile_step takes the same model and loss_fn and
 compiles forward, loss and backward as one graph, writing `param.grad`.
-No system runs an optimizer.
+No system runs an optimizer, unless the workload declares a recipe.
+
+A workload with a recipe (workloads.Recipe: bert-hf) trains by whole
+optimizer steps, and each system builds the step a user of it would write
+(`prepare_recipe`): for eager and the torch.compile systems the loop over
+the recipe's micro-batches, the same compiled step function (model and
+loss) for each, `(loss / N).backward()` after it, then
+`torch.nn.utils.clip_grad_norm_`, `optimizer.step()` and
+`optimizer.zero_grad()`, all eager around the compiled forward and loss;
+for fuse-step `fuse.compile_step(model, loss_fn, micro-batch,
+optimizer=..., max_grad_norm=..., accumulation_steps=N)`, called once per
+micro-batch, the Nth call clipping and updating inside its graph. Each
+system gets a fresh optimizer of the recipe (`Recipe.build_optimizer`); a
+step returns the mean of its micro-batches' losses.
 """
 
 import dataclasses
@@ -42,6 +55,7 @@ class Prepared:
     fallbacks: object = lambda: 0  # noqa: E731
     close: object = lambda: None  # noqa: E731
     phases: object = dict
+    optimizer: object = None  # a recipe's torch optimizer (the errors read its state)
 
 
 def _torch_compiled(function, system, fuse_fallback="eager"):
@@ -70,15 +84,17 @@ def _fuse_backend_phases():
     return dict(backend.stats["seconds"])
 
 
-def _torch_prepared(step, system):
+def _torch_prepared(step, system, optimizer=None):
     if system == "fuse-compile":
-        return Prepared(step, _fuse_fallbacks, phases=_fuse_backend_phases)
-    return Prepared(step)
+        return Prepared(step, _fuse_fallbacks, phases=_fuse_backend_phases, optimizer=optimizer)
+    return Prepared(step, optimizer=optimizer)
 
 
 def prepare_train(system, built, cache_dir, fuse_fallback="eager"):
     """The training step of `system` on `built` (a workloads.Built on the GPU)."""
     import torch
+    if built.recipe is not None:
+        return prepare_recipe(system, built, cache_dir, fuse_fallback)
     model = built.model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     if system == "fuse-step":
@@ -107,6 +123,72 @@ def prepare_train(system, built, cache_dir, fuse_fallback="eager"):
         return loss
 
     return _torch_prepared(step, system)
+
+
+def prepare_recipe(system, built, cache_dir, fuse_fallback="eager"):
+    """The optimizer step of `system` on `built`, whose recipe says how
+    (see the module's docstring); step() returns the mean loss of its
+    micro-batches."""
+    import torch
+    recipe = built.recipe
+    model = built.model.train()
+    optimizer = recipe.build_optimizer(model)
+    batches = built.training_batches()
+    count = len(batches)
+    if system == "fuse-step":
+        import fuse
+        compiled = fuse.compile_step(model, built.loss_fn, batches[0], optimizer=optimizer, amp="bf16",
+                                     cache_dir=cache_dir, max_grad_norm=recipe.max_grad_norm,
+                                     accumulation_steps=count)
+
+        def step():
+            total = None
+            for batch in batches:
+                loss = compiled(batch)
+                total = loss if total is None else total + loss
+            if not compiled.updated:
+                raise RuntimeError(f"compile_step did not update after {count} micro-batches (micro_step "
+                                   f"{compiled.micro_step})")
+            return total / count
+        return Prepared(step, close=compiled.close, phases=lambda: dict(compiled.timings), optimizer=optimizer)
+
+    loss_fn = built.loss_fn
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def step_function(args, kwargs, targets):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return loss_fn(model(*args, **kwargs), *targets)
+
+    runner = _torch_compiled(step_function, system, fuse_fallback)
+    calls = [(call_arguments(inputs), target_arguments(targets)) for inputs, targets in batches]
+    mark_step = _step_marker(system)
+    # CUDA graph trees hand the backward's gradients out in memory that the
+    # next replay overwrites: a micro-batch's gradient that autograd keeps
+    # as a `param.grad` it found None is overwritten by the next one's
+    # (torch issue 169545: silently wrong sums, or "accessing tensor output
+    # of CUDAGraphs that has been overwritten"). A user of reduce-overhead
+    # with accumulation keeps the gradients allocated, so that autograd adds
+    # every micro-batch's into them in place, and zeroes them after the
+    # update instead of dropping them.
+    keep_grads = system == "inductor-reduce-overhead"
+    if keep_grads:
+        for p in params:
+            p.grad = torch.zeros_like(p)
+
+    def step():
+        total = None
+        for (args, kwargs), targets in calls:
+            mark_step()
+            loss = runner(args, kwargs, targets) / count  # a new tensor: not a CUDA graph's output
+            loss.backward()
+            total = loss.detach() if total is None else total + loss.detach()
+        if recipe.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=not keep_grads)
+        return total
+
+    return _torch_prepared(step, system, optimizer)
 
 
 def prepare_infer(system, built, cache_dir, fuse_fallback="eager"):
