@@ -321,9 +321,13 @@ class Converter:
         # One op per distinct constant: the rotary tables that every layer
         # recomputes in PyTorch enter the graph once.
         key = (attr, type_)
-        if key not in self._constants:
-            self._constants[key] = self.emit(f"fuse.constant {attr} : {type_}", [], [type_], hint="cst")
-        return self._constants[key]
+        value = self._constants.get(key)
+        if value is None:
+            # Pieces, not one string: the attribute (hundreds of megabytes
+            # for a weight baked in) is copied once, into the text.
+            value = self._constants[key] = self.emit(("fuse.constant ", attr, f" : {type_}"), [], [type_],
+                                                     hint="cst")
+        return value
 
     def splat(self, scalar, type_):
         return self.constant(Const(splat=scalar, shape=type_.shape,
@@ -364,9 +368,19 @@ def _without_repeats(tensor):
     if tensor.numel() <= _REPEAT_CHECK_ELEMENTS:
         return tensor
     for dim, size in enumerate(tensor.shape):
-        if size > 1 and (tensor.stride(dim) == 0 or bool((tensor == tensor.narrow(dim, 0, 1)).all())):
+        if size > 1 and (tensor.stride(dim) == 0 or _repeats_along(tensor, dim)):
             tensor = tensor.narrow(dim, 0, 1)
     return tensor
+
+
+def _repeats_along(tensor, dim):
+    """Whether every slice of `tensor` along `dim` equals the first; the
+    second slice is compared first, so a tensor that does not repeat
+    (a weight) is mostly told after two slices, not a pass over all."""
+    first = tensor.narrow(dim, 0, 1)
+    if not bool((tensor.narrow(dim, 1, 1) == first).all()):
+        return False
+    return bool((tensor == first).all())
 
 
 def _python_scalar(value, element):

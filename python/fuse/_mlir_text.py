@@ -131,23 +131,41 @@ def dense_attr(array, element):
     if flat.size == 0:
         return "dense<>"
     first = flat[0]
-    if np.all(flat == first) or (np.issubdtype(flat.dtype, np.floating)
-                                 and np.all(np.isnan(flat))):
+    if _all_equal(flat, first) or (np.issubdtype(flat.dtype, np.floating) and _all_nan(flat)):
         return f"dense<{format_element(first, element)}>"
     # MLIR packs i1 hex data into bits; booleans are written as literals.
     if flat.size > 64 and element != "i1":
-        return f'dense<"0x{_raw_bytes(flat, element).hex().upper()}">'
+        return f'dense<"0x{_raw_hex(flat, element)}">'
     return f"dense<{_nested(array, element)}>"
 
 
-def _raw_bytes(flat, element):
+# How many leading elements are compared before the whole array: a large
+# constant that is not a splat almost always shows it in its first few.
+_PREFIX = 64
+
+
+def _all_equal(flat, first):
+    return bool(np.all(flat[:_PREFIX] == first)) and bool(np.all(flat == first))
+
+
+def _all_nan(flat):
+    return bool(np.all(np.isnan(flat[:_PREFIX]))) and bool(np.all(np.isnan(flat)))
+
+
+def _raw_hex(flat, element):
+    """The elements' little-endian bytes in upper-case hex. The array is
+    converted (and made contiguous) only where it is not already so, and
+    hex-encoded through a memoryview: a 150 MB weight is copied no more
+    than it must be."""
     if element == "bf16":
         bits = np.asarray(flat, dtype=np.float32).view(np.uint32)
         # Round to nearest even, as the interpreter stores bf16.
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-        return rounded.astype("<u2").tobytes()
-    numpy_type = {"f32": "<f4", "f16": "<f2", "i64": "<i8", "i32": "<i4", "i1": "u1"}[element]
-    return np.asarray(flat).astype(numpy_type).tobytes()
+        data = np.ascontiguousarray(rounded, dtype="<u2")
+    else:
+        numpy_type = {"f32": "<f4", "f16": "<f2", "i64": "<i8", "i32": "<i4", "i1": "u1"}[element]
+        data = np.ascontiguousarray(flat, dtype=numpy_type)
+    return memoryview(data).cast("B").hex().upper()
 
 
 def _nested(array, element):
@@ -170,7 +188,10 @@ _BARE_ID = re.compile(r"[^A-Za-z0-9_$.]")
 
 class Op:
     """One op line: its results, the values it uses and its text, written with
-    `{}` fields that the results' and operands' names fill in."""
+    `{}` fields that the results' and operands' names fill in; or, for an op
+    with no operands (a constant), a tuple of text pieces written as they
+    are, so that a constant of hundreds of megabytes is never formatted or
+    copied on its way into the function's text."""
 
     __slots__ = ("results", "operands", "text", "loc")
 
@@ -216,7 +237,8 @@ class FunctionBuilder:
 
     def emit(self, text, operands, result_types, hint, loc):
         """Appends an op. `text` has `{r0}`, `{r1}`... for results and `{0}`,
-        `{1}`... for operands; returns the result Values."""
+        `{1}`... for operands, or is a tuple of literal pieces (no operands);
+        returns the result Values."""
         results = [Value(self.fresh_name(hint), t) for t in result_types]
         self.ops.append(Op(results, list(operands), text, loc))
         return results
@@ -233,9 +255,11 @@ class FunctionBuilder:
 
     def render(self, module_comment=None):
         live, used = self._live_ops()
-        lines = []
+        # The text is collected as pieces and joined once at the end.
+        parts = []
         if module_comment:
-            lines += ["// " + line if line else "//" for line in module_comment.splitlines()]
+            for line in module_comment.splitlines():
+                parts += ["// " + line if line else "//", "\n"]
         args = []
         for value, attributes in self.arguments:
             attr_text = ", ".join(f"{k} = {v}" for k, v in attributes.items())
@@ -244,22 +268,22 @@ class FunctionBuilder:
         for value, attributes in self.results:
             attr_text = ", ".join(f"{k} = {v}" for k, v in attributes.items())
             result_decls.append(f"{value.type}" + (f" {{{attr_text}}}" if attr_text else ""))
-        lines.append(f"func.func @{self.name}(\n" + ",\n".join(args) + ")\n    -> ("
-                     + ",\n        ".join(result_decls) + ") {")
+        parts += [f"func.func @{self.name}(\n" + ",\n".join(args) + ")\n    -> ("
+                  + ",\n        ".join(result_decls) + ") {", "\n"]
+        append, extend = parts.append, parts.extend
         for op in live:
-            fields = {f"r{i}": r.name for i, r in enumerate(op.results)}
-            text = op.text.format(*[v.name for v in op.operands], **fields)
-            suffix = f" loc(#loc{op.loc})" if op.loc is not None else ""
-            if len(op.results) > 0:
-                lines.append(f"  {', '.join(r.name for r in op.results)} = {text}{suffix}")
+            append(f"  {', '.join(r.name for r in op.results)} = " if op.results else "  ")
+            if isinstance(op.text, tuple):
+                extend(op.text)
             else:
-                lines.append(f"  {text}{suffix}")
+                fields = {f"r{i}": r.name for i, r in enumerate(op.results)}
+                append(op.text.format(*[v.name for v in op.operands], **fields))
+            append(f" loc(#loc{op.loc})\n" if op.loc is not None else "\n")
         names = ", ".join(v.name for v, _ in self.results)
         types = ", ".join(str(v.type) for v, _ in self.results)
-        lines.append(f"  return {names} : {types}" if self.results else "  return")
-        lines.append("}")
+        parts += [f"  return {names} : {types}" if self.results else "  return", "\n}\n"]
         used_locs = {op.loc for op in live if op.loc is not None}
         for text, number in self._locations.items():
             if number in used_locs:
-                lines.append(f"#loc{number} = loc({text})")
-        return "\n".join(lines) + "\n"
+                parts.append(f"#loc{number} = loc({text})\n")
+        return "".join(parts)

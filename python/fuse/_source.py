@@ -25,14 +25,24 @@ def source_location(node):
     trace = _stack_trace(node)
     if not trace:
         return None
-    frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    frames = _FRAME.findall(trace)
+    # Paths are judged once per working directory (a relative path, and the
+    # short form of any, depend on it), not once per frame of every node.
+    known = _USER_PATHS.setdefault(os.getcwd(), {})
     # torch 2 writes the innermost frame last (as tracebacks do); torch 1.13's
     # tracer wrote it first.
     for path, line in (reversed(frames) if TORCH_2 else frames):
-        if not is_user_frame(path):
-            continue
-        return _short_path(path.replace("\\", "/")), int(line)
+        short = known.get(path, False)
+        if short is False:
+            short = known[path] = _short_path(path.replace("\\", "/")) if is_user_frame(path) else None
+        if short is not None:
+            return short, int(line)
     return None
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+# working directory -> {frame path: its short form if it is the model's code, else None}
+_USER_PATHS = {}
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)).replace("\\", "/") + "/"
