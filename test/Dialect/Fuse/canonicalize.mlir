@@ -179,3 +179,21 @@ func.func @reshape_of_reshape(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor
   %c = fuse.reshape %b : (tensor<4x6xf32>) -> tensor<2x3x4xf32>
   return %b, %c : tensor<4x6xf32>, tensor<2x3x4xf32>
 }
+
+// -----
+
+// A reduction over dimensions of size 1 is its operand, or a reshape of it
+// without keepdim (a batch-1 step's bias gradient over the batch); one with
+// a larger reduced dimension stays.
+// CHECK-LABEL: func.func @reduce_over_unit_dims
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x1x8xbf16>)
+// CHECK-NEXT: %[[R:.+]] = fuse.reshape %[[X]] : (tensor<1x4x1x8xbf16>) -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[S:.+]] = fuse.reduce sum %[[X]], dims = [0, 1] keepdim
+// CHECK-NEXT: return %[[X]], %[[R]], %[[S]]
+func.func @reduce_over_unit_dims(%x: tensor<1x4x1x8xbf16>)
+    -> (tensor<1x4x1x8xbf16>, tensor<4x8xbf16>, tensor<1x1x1x8xbf16>) {
+  %a = fuse.reduce mean %x, dims = [0, 2] keepdim : (tensor<1x4x1x8xbf16>) -> tensor<1x4x1x8xbf16>
+  %b = fuse.reduce max %x, dims = [0, 2] : (tensor<1x4x1x8xbf16>) -> tensor<4x8xbf16>
+  %c = fuse.reduce sum %x, dims = [0, 1] keepdim : (tensor<1x4x1x8xbf16>) -> tensor<1x1x1x8xbf16>
+  return %a, %b, %c : tensor<1x4x1x8xbf16>, tensor<4x8xbf16>, tensor<1x1x1x8xbf16>
+}

@@ -39,6 +39,37 @@ LogicalResult ReduceOp::inferReturnTypes(
   return success();
 }
 
+namespace {
+
+/// A reduction over dimensions of size 1 reduces one element each: sum,
+/// max, min and mean of one element are the element, so the op is its
+/// operand (keepdim) or a reshape of it. Code generation has no template
+/// for such a reduce inside a fusion (a batch-1 training step's bias
+/// gradient over the batch dimension), and it needs none.
+struct ReduceOverUnitDims : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto operandType = cast<RankedTensorType>(op.getOperand().getType());
+    for (int64_t dim : op.getDims())
+      if (operandType.getDimSize(dim) != 1)
+        return failure();
+    if (op.getType() == operandType)
+      rewriter.replaceOp(op, op.getOperand());
+    else
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getOperand());
+    return success();
+  }
+};
+
+} // namespace
+
+void ReduceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<ReduceOverUnitDims>(context);
+}
+
 LogicalResult ArgmaxOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredReturnTypes) {

@@ -445,6 +445,7 @@ def Fuse_ReduceOp : Fuse_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
     `` $kind $operand `,` `dims` `=` $dims (`keepdim` $keepdim^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Fuse_ArgmaxOp : Fuse_Op<"argmax", [Pure, InferTypeOpAdaptor]> {
