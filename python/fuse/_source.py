@@ -52,12 +52,16 @@ _EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + 
 def is_user_frame(path):
     """Whether a stack frame is the model's code: not torch's own, not
     generated code (`<string>`), not the exporter's machinery. The built-in
-    models' file (their loss functions) is model code."""
+    models' file (their loss functions) and the harness's own models
+    (nanoGPT) are model code."""
     path = os.path.abspath(path).replace("\\", "/")
     name = os.path.basename(path)
     if path.startswith(_TORCH_DIR) or name.startswith("<"):
         return False
-    return not path.startswith(_EXPORTER_DIR) or name == "models.py"
+    return not path.startswith(_EXPORTER_DIR) or name == "models.py" or path == _HARNESS_NANOGPT
+
+
+_HARNESS_NANOGPT = _EXPORTER_DIR + "harness/nanogpt.py"
 
 
 def _short_path(path):

@@ -32,3 +32,4 @@ def test_a_batch_one_training_step_compiles_and_matches_torch(tmp_path):
     for pipeline in ("fuse-pipeline", "fuse-pipeline{amp=none}"):
         plan = _run([BIN / "fuse-translate", path, f"--pipeline={pipeline}", "--emit-plan"])
         assert plan.returncode == 0 and " launch fuse_" in plan.stdout, plan.stderr[-3000:]
+

@@ -305,3 +305,15 @@ def test_data_parallel_step_returns_an_embedding_gradient_as_rows(tmp_path):
     small = Step(model, {"ids": ids}, mode="train", loss_fn=ce_loss, targets=targets,
                  sparse_embeddings={"embed": 8})
     assert "embedding_grad.embed" not in small.run_eager() and small.sparse_embedding_inputs == []
+
+
+def test_the_harness_nanogpt_is_model_code_and_the_exporter_is_not():
+    import os
+
+    import fuse
+    from fuse import _source
+    package = os.path.dirname(fuse.__file__)
+    assert _source.is_user_frame(os.path.join(package, "harness", "nanogpt.py"))
+    assert _source.is_user_frame(os.path.join(package, "models.py"))
+    assert not _source.is_user_frame(os.path.join(package, "_fx_to_mlir.py"))
+    assert not _source.is_user_frame(os.path.join(package, "harness", "systems.py"))
