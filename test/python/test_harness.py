@@ -527,3 +527,20 @@ def test_bert_hf_tiny_is_hf_bert_with_its_default_dropout_and_a_padded_batch(no_
     prepared = systems.prepare("eager", "train", built)
     loss = prepared.step()
     assert torch.isfinite(loss) and not torch.equal(before, model.classifier.weight)
+
+
+def test_no_warm_compile_skips_the_second_process_and_says_so(monkeypatch):
+    calls = []
+
+    def child(function, *args, env=None, **kwargs):
+        calls.append(function.__name__)
+        return {"compile_warm_s": 0.5} if function.__name__ == "measure_warm_compile" else {"ms": 1.0}
+    monkeypatch.setattr(runner, "run_in_child", child)
+    workload = workloads.resolve("nanogpt", "tiny")
+    row = runner.measure_row(workload, "train", "fuse-compile")
+    assert calls == ["measure", "measure_warm_compile"] and row["compile_warm_s"] == 0.5
+    calls.clear()
+    row = runner.measure_row(workload, "train", "fuse-compile", settings={"warm_compile": False})
+    assert calls == ["measure"] and row["compile_warm_s"] is None
+    assert "not measured" in runner.method(dict(runner.DEFAULT_SETTINGS, warm_compile=False))["compile"]
+    assert "--no-warm-compile" in cli.parser_for("run.py", "", "nanogpt").format_help()

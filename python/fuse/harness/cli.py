@@ -49,6 +49,9 @@ def parser_for(prog, description, default_models, default_systems=None, fuse_fal
                         help=f"back-to-back steps (default {THROUGHPUT_STEPS})")
     parser.add_argument("--warmup", type=int, default=WARMUP,
                         help=f"untimed steps after the first three (default {WARMUP})")
+    parser.add_argument("--no-warm-compile", dest="warm_compile", action="store_false",
+                        help="skip each compiler row's warm-compile process (its compile_warm_s stays empty; "
+                             "a run then takes about two thirds of the device time)")
     return parser
 
 
@@ -116,7 +119,7 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
         return 2
     command = " ".join([prog] + list(sys.argv[1:] if argv is None else argv))
     settings = dict(steps=args.steps, throughput_steps=args.throughput_steps, warmup=args.warmup,
-                    fuse_fallback=args.fuse_fallback)
+                    fuse_fallback=args.fuse_fallback, warm_compile=args.warm_compile)
     results = runner.new_results(command, args.config, settings, gpu)
     output = args.output or (default_output(results) if default_output else None)
     if args.append:

@@ -40,7 +40,7 @@ ERROR_FLOOR = {"loss_rel_err": 1e-4, "grad_rel_err": 1e-3}
 ROW_TIMEOUT_S = 900
 
 DEFAULT_SETTINGS = {"steps": STEPS, "throughput_steps": THROUGHPUT_STEPS, "warmup": WARMUP,
-                    "fuse_fallback": "eager"}
+                    "fuse_fallback": "eager", "warm_compile": True}
 
 
 def method(settings):
@@ -55,7 +55,9 @@ def method(settings):
         "kernels": "GPU kernels of one step in the torch profiler's trace (CUPTI; CUDA graph replays "
                    "included; no memcpy/memset)",
         "compile": "wall time of the first 3 steps less 3 steady steps; cold: empty TORCHINDUCTOR_CACHE_DIR, "
-                   "TRITON_CACHE_DIR and FUSE_CACHE_DIR in a new process; warm: a new process with those filled",
+                   "TRITON_CACHE_DIR and FUSE_CACHE_DIR in a new process; warm: "
+                   + ("a new process with those filled" if settings.get("warm_compile", True)
+                      else "not measured in this run (--no-warm-compile)"),
         "errors": "against f32 eager (TF32 off), same weights and batch, first step: the loss's relative "
                   "error and the gradients' global relative norm; inference: the logits' relative norm",
         "recipe": "a row with a \"recipe\" times a whole optimizer step: its accumulation_steps micro-batches "
@@ -182,7 +184,9 @@ def measure_row(workload, mode, system, settings=None):
     settings = dict(DEFAULT_SETTINGS, **(settings or {}))
     try:
         row = run_in_child(measure.measure, workload, mode, system, env=env, **settings)
-        if system in COMPILERS and not row.get("error") and row.get("ms"):
+        # The warm compile is a second process per compiler row: about a
+        # third of a run's device time, which --no-warm-compile saves.
+        if system in COMPILERS and settings["warm_compile"] and not row.get("error") and row.get("ms"):
             warm = run_in_child(measure.measure_warm_compile, workload, mode, system, row["ms"], env=env,
                                 fuse_fallback=settings["fuse_fallback"])
             row["compile_warm_s"] = warm.get("compile_warm_s")
