@@ -162,6 +162,21 @@ def cache(tmp_path_factory):
     return tmp_path_factory.mktemp("fuse-cache")
 
 
+@pytest.fixture
+def compiled_texts(monkeypatch):
+    """The graph texts fuse.compiler.compile is given while the test runs
+    (the torch.compile backend's forward and backward graphs), in order."""
+    import fuse.compiler
+    texts = []
+    original = fuse.compiler.compile
+
+    def recording(text, **kwargs):
+        texts.append(text)
+        return original(text, **kwargs)
+    monkeypatch.setattr(fuse.compiler, "compile", recording)
+    return texts
+
+
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                    reason="needs a CUDA GPU (the GPU machine runs these)")
 

@@ -214,17 +214,10 @@ class _TwoLayers(torch.nn.Module):
         return self.down(torch.nn.functional.gelu(self.up(x))).square().mean()
 
 
-def test_backend_graphs_name_the_models_source_lines(cache, monkeypatch):
+def test_backend_graphs_name_the_models_source_lines(cache, compiled_texts):
     """The backend's Fuse graphs carry the model's source lines (dynamo's,
     copied through the re-trace), in both the forward and the backward."""
-    import fuse.compiler
-    texts = []
-    original = fuse.compiler.compile
-
-    def recording(text, **kwargs):
-        texts.append(text)
-        return original(text, **kwargs)
-    monkeypatch.setattr(fuse.compiler, "compile", recording)
+    texts = compiled_texts
     model = _TwoLayers().cuda()
     compiled = torch.compile(model, backend="fuse", options={"amp": None, "fallback": "error", "cache_dir": cache})
     compiled(torch.randn(8, 32, device="cuda")).backward()

@@ -14,7 +14,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import fuse.compiler
 from conftest import relative_error, requires_cuda, requires_torch2
 from fuse import _masked_attention, backend
 
@@ -70,15 +69,9 @@ class PaddedEncoderLayer(torch.nn.Module):
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.usefixtures("exact_f32")
-def test_a_padded_encoder_layer_compiles_to_fuses_attention_with_a_mask(cache, monkeypatch):
+def test_a_padded_encoder_layer_compiles_to_fuses_attention_with_a_mask(cache, compiled_texts):
     torch.manual_seed(0)
-    texts = []
-    original = fuse.compiler.compile
-
-    def recording(text, **kwargs):
-        texts.append(text)
-        return original(text, **kwargs)
-    monkeypatch.setattr(fuse.compiler, "compile", recording)
+    texts = compiled_texts
     model = PaddedEncoderLayer().cuda()
     x = torch.randn(4, 64, 128, device="cuda")
     lengths = torch.tensor([64, 40, 17, 1], device="cuda")
