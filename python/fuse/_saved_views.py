@@ -26,6 +26,8 @@ _VIEWS = {"aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.
           "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default", "aten.squeeze.dim",
           "aten.squeeze.dims", "aten.squeeze.default", "aten.alias.default", "aten.expand.default",
           "aten.slice.Tensor", "aten.select.int"}
+# Views whose validity depends on the input's strides: replayed as reshapes.
+_SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default"}
 # Multi-result views, taken apart by getitem.
 _SPLITS = {"aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int"}
 
@@ -95,8 +97,14 @@ def strip(traced, positions, computed):
 
 
 def replay(tensor, ops):
-    """`tensor` viewed by `ops` (what `strip` returned for one position)."""
+    """`tensor` viewed by `ops` (what `strip` returned for one position).
+    Views of a shape run as reshapes: the base arrives dense, where the
+    forward's may have had strides that allowed a view (Fuse's values are
+    logical, so a reshape costs nothing more)."""
+    import torch
     for target, args, kwargs, index in ops:
+        if str(target) in _SHAPE_VIEWS:
+            target = torch.ops.aten.reshape.default
         tensor = target(tensor, *args, **kwargs)
         if index is not None:
             tensor = tensor[index]

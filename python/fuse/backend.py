@@ -254,12 +254,12 @@ class _Specialized:
                     continue
                 slab_layouts[i] = layout
                 name = placeholders[i].name
+                shape, dtype = layout.bases[name]
                 if name in layout.chains:
                     replayed[i] = layout.chains[name]
-                    shape, dtype = layout.bases[name]
                     given[k] = (shape, _contiguous_strides(shape), dtype)
                 else:
-                    given[k] = _metadata_layout(placeholders[i])
+                    given[k] = (shape, _traced_strides(placeholders[i], shape), dtype)
 
         def step(*tensors):
             full = [None] * len(args)
@@ -393,14 +393,17 @@ class _Specialized:
             for output, _, names in values:
                 spec = self.compiled.outputs[output]
                 for position in users[output]:
+                    name, shape = returned[position].name, self.plan[position][2]
                     if position in chains:
                         # Stored as the Fuse output (which a reshape of the
                         # base may have replaced): reshaped back first.
-                        shape = self.plan[position][2]
                         reshape = [(_aten_reshape(), (list(shape),), {}, None)] if shape is not None else []
-                        layout.chains[returned[position].name] = reshape + chains[position]
-                        layout.bases[returned[position].name] = (tuple(spec.shape), spec.torch_dtype())
+                        layout.chains[name] = reshape + chains[position]
+                        layout.bases[name] = (tuple(spec.shape), spec.torch_dtype())
                         chained.discard(position)
+                    else:  # what the torch tensor would have been: the output, reshaped
+                        layout.bases[name] = (tuple(shape if shape is not None else spec.shape),
+                                              spec.torch_dtype())
             self.slab_outputs = layout.output_offsets
             self.slab_pool = _saved_slabs.SlabPool(layout, self.compiled.device, self.saved)
             self.io.skip_outputs(self.slab_outputs)
@@ -643,13 +646,18 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def _metadata_layout(placeholder):
-    """(shape, strides, dtype) of a placeholder's traced value; CUDA
-    attention's uint64 RNG state as the int64 Fuse returns it."""
-    import torch
-    traced = placeholder.meta["val"]
-    dtype = torch.int64 if traced.dtype == getattr(torch, "uint64", None) else traced.dtype
-    return tuple(int(d) for d in traced.shape), tuple(int(x) for x in traced.stride()), dtype
+def _traced_strides(placeholder, shape):
+    """The strides AOTAutograd traced a value of `shape` with (a graph may
+    view it in a way only those allow, as _fake_examples says), or
+    contiguous ones where it traced another shape (the memory-efficient
+    attention's log-sum-exp, padded to 32 queries, which Fuse's is not)."""
+    traced = placeholder.meta.get("val")
+    try:
+        if traced is not None and tuple(int(d) for d in traced.shape) == tuple(shape):
+            return tuple(int(x) for x in traced.stride())
+    except (TypeError, ValueError, RuntimeError):
+        pass
+    return _contiguous_strides(shape)
 
 
 def _fake_examples(tensors, placeholders, given=None):
