@@ -257,9 +257,8 @@ class _Specialized:
                 shape, dtype = layout.bases[name]
                 if name in layout.chains:
                     replayed[i] = layout.chains[name]
-                    given[k] = (shape, _contiguous_strides(shape), dtype)
-                else:
-                    given[k] = (shape, _traced_strides(placeholders[i], shape), dtype)
+                # A base arrives dense; a value itself with the strides traced.
+                given[k] = (shape, dtype, name not in layout.chains)
 
         def step(*tensors):
             full = [None] * len(args)
@@ -349,10 +348,10 @@ class _Specialized:
         self.expected = [(i, args[i].shape, args[i].dtype) for i in self.tensor_positions if i not in slabs]
         self.device_position = self.expected[0][0] if self.expected else None
         self.expected_device = args[self.device_position].device if self.expected else None
+        import torch
         self.expected_constants = [(i, args[i].data_ptr(), args[i]._version) for i in constants
-                                   if isinstance(args[i], _tensor_type())]
-        self.expected_values = [(i, repr(a)) for i, a in enumerate(args)
-                                if not isinstance(a, _tensor_type())]
+                                   if isinstance(args[i], torch.Tensor)]
+        self.expected_values = [(i, repr(a)) for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
 
     def fits(self, args):
         """Whether this specialization takes `args` (the same shapes, dtypes,
@@ -378,6 +377,7 @@ class _Specialized:
         """Puts the Fuse outputs that are only ever saved for the backward
         (not the user's, not written into an input) into slabs; `chains`
         {position: view ops} for the saved values stored as their base."""
+        import torch
         users = {}
         for position, entry in enumerate(self.plan):
             if entry[0] == "output":
@@ -397,7 +397,8 @@ class _Specialized:
                     if position in chains:
                         # Stored as the Fuse output (which a reshape of the
                         # base may have replaced): reshaped back first.
-                        reshape = [(_aten_reshape(), (list(shape),), {}, None)] if shape is not None else []
+                        reshape = ([(torch.ops.aten.reshape.default, (list(shape),), {}, None)]
+                                   if shape is not None else [])
                         layout.chains[name] = reshape + chains[position]
                         layout.bases[name] = (tuple(spec.shape), spec.torch_dtype())
                         chained.discard(position)
@@ -415,8 +416,8 @@ class _Specialized:
         """A backward's inputs that are saved values in a forward's slab:
         {compiled input index: byte offset}."""
         layout = next(iter(layouts.values()))
-        if any(other is not layout for other in layouts.values()):
-            return  # two forwards' slabs in one call: bind them as tensors (cannot happen in one graph)
+        if any(other is not layout for other in layouts.values()):  # one forward call saved them all
+            raise RuntimeError("internal: a backward call given the slabs of two forward calls")
         for i in layouts:
             self.slab_inputs[self.compiled.input_names.index(arg_names[self.tensor_positions.index(i)])] = \
                 layout.offsets[placeholders[i].name]
@@ -554,11 +555,6 @@ def _split_input_free(traced, input_free):
     return values, {old: new for new, old in enumerate(kept)}
 
 
-def _tensor_type():
-    import torch
-    return torch.Tensor
-
-
 def _device_of(tensors):
     import torch
     return next((t.device for t in tensors if t.device.type != "cpu"), torch.device("cuda"))
@@ -633,31 +629,19 @@ def _with_reshapes(gm):
     return torch.fx.GraphModule(gm, graph)
 
 
-def _aten_reshape():
+def _traced_strides(placeholder, shape, default):
+    """The strides AOTAutograd traced a value of `shape` with, where it
+    traced that shape (the graph may view it in a way only those strides
+    allow); else `default` (symbolic sizes; the memory-efficient attention's
+    log-sum-exp, which it pads to 32 queries and Fuse does not)."""
     import torch
-    return torch.ops.aten.reshape.default
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(int(size), 1)
-    return tuple(reversed(strides))
-
-
-def _traced_strides(placeholder, shape):
-    """The strides AOTAutograd traced a value of `shape` with (a graph may
-    view it in a way only those allow, as _fake_examples says), or
-    contiguous ones where it traced another shape (the memory-efficient
-    attention's log-sum-exp, padded to 32 queries, which Fuse's is not)."""
-    traced = placeholder.meta.get("val")
+    traced = placeholder.meta.get("val") if placeholder is not None else None
     try:
-        if traced is not None and tuple(int(d) for d in traced.shape) == tuple(shape):
+        if isinstance(traced, torch.Tensor) and tuple(int(d) for d in traced.shape) == tuple(shape):
             return tuple(int(x) for x in traced.stride())
     except (TypeError, ValueError, RuntimeError):
         pass
-    return _contiguous_strides(shape)
+    return default
 
 
 def _fake_examples(tensors, placeholders, given=None):
@@ -670,27 +654,25 @@ def _fake_examples(tensors, placeholders, given=None):
     that arrives may be laid out otherwise (a Fuse forward returns it
     contiguous). Fuse's values are logical, so the exporter takes the view
     as a reshape, and the runtime copies a strided input to the layout its
-    graph reads. `given` {position: (shape, strides, dtype)} overrides
-    (saved values that arrive in a slab, which holds no tensor of theirs)."""
+    graph reads. `given` {position: (shape, dtype, with the traced
+    strides)} stands in for saved values that arrive in a slab, which holds
+    no tensor of theirs (dense where not traced)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     layouts = []
     for position, (tensor, placeholder) in enumerate(zip(tensors, placeholders)):
         if given and position in given:
-            layouts.append(given[position])
+            shape, dtype, traced = given[position]
+            layouts.append((shape, _traced_strides(placeholder, shape, None) if traced else None, dtype))
             continue
         shape = tuple(int(d) for d in tensor.shape)
-        stride = tuple(int(s) for s in tensor.stride())
-        traced = placeholder.meta.get("val") if placeholder is not None else None
-        try:
-            if isinstance(traced, torch.Tensor) and tuple(int(d) for d in traced.shape) == shape:
-                stride = tuple(int(s) for s in traced.stride())
-        except (TypeError, ValueError, RuntimeError):  # symbolic sizes: keep the tensor's own strides
-            pass
-        layouts.append((shape, stride, tensor.dtype))
+        layouts.append((shape, _traced_strides(placeholder, shape, tuple(int(x) for x in tensor.stride())),
+                        tensor.dtype))
     with mode:
-        return [torch.empty_strided(shape, stride, dtype=dtype, device="cpu") for shape, stride, dtype in layouts]
+        return [torch.empty(shape, dtype=dtype, device="cpu") if stride is None
+                else torch.empty_strided(shape, stride, dtype=dtype, device="cpu")
+                for shape, stride, dtype in layouts]
 
 
 class _outside_tracing:
@@ -754,8 +736,8 @@ class _FuseGraph:
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 key.append(("value", repr(a)))
-            elif self.shared.saved.layout_at(a) is not None:
-                key.append(("slab", id(self.shared.saved.layout_at(a))))
+            elif (layout := self.shared.saved.layout_at(a)) is not None:
+                key.append(("slab", id(layout)))
             elif i in constants:
                 key.append(("constant", tuple(a.shape), a.dtype, a.data_ptr(), a._version))
             else:
