@@ -183,7 +183,8 @@ def measure_row(workload, mode, system, settings=None):
     env = cache_environment(root)
     settings = dict(DEFAULT_SETTINGS, **(settings or {}))
     try:
-        row = run_in_child(measure.measure, workload, mode, system, env=env, **settings)
+        measured = {name: value for name, value in settings.items() if name != "warm_compile"}
+        row = run_in_child(measure.measure, workload, mode, system, env=env, **measured)
         # The warm compile is a second process per compiler row: about a
         # third of a run's device time, which --no-warm-compile saves.
         if system in COMPILERS and settings["warm_compile"] and not row.get("error") and row.get("ms"):
