@@ -189,11 +189,15 @@ def _is_attention_extra(node):
     if not isinstance(node, torch.fx.Node) or node.target is not operator.getitem:
         return False
     source, index = node.args[0], node.args[1]
-    if not (isinstance(source, torch.fx.Node) and source.op == "call_function"
-            and any(name in str(source.target) for name in _ATTENTION_OPS) and index >= 2):
+    # The forward ops by their exact name: result 2 of their backwards is a
+    # real gradient (of the values).
+    if not (isinstance(source, torch.fx.Node) and source.op == "call_function"):
+        return False
+    op = str(source.target).split(".")[1] if str(source.target).count(".") >= 2 else ""
+    if not (op in _ATTENTION_OPS and index >= 2):
         return False
     for name, (dropout_position, rng_results) in _ATTENTION_RNG.items():
-        if f".{name}." in f".{source.target}." and index in rng_results:
+        if op == name and index in rng_results:
             dropout_p = source.args[dropout_position] if len(source.args) > dropout_position \
                 else source.kwargs.get("dropout_p", 0.0)
             return not dropout_p
