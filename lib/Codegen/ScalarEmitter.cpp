@@ -423,6 +423,10 @@ std::string unaryFloat(Operation *op, const std::string &x) {
       .Case<ExpOp>([&](auto) { return "expf(" + x + ")"; })
       .Case<LogOp>([&](auto) { return "logf(" + x + ")"; })
       .Case<TanhOp>([&](auto) { return "tanhf(" + x + ")"; })
+      // The accurate sinf/cosf (no fast math): rotary tables take them of
+      // positions times frequencies, thousands of radians.
+      .Case<SinOp>([&](auto) { return "sinf(" + x + ")"; })
+      .Case<CosOp>([&](auto) { return "cosf(" + x + ")"; })
       .Case<ErfOp>([&](auto) { return "erff(" + x + ")"; })
       .Case<SqrtOp>([&](auto) { return "sqrtf(" + x + ")"; })
       .Case<RsqrtOp>([&](auto) { return "fuse::rsqrt(" + x + ")"; })

@@ -81,6 +81,8 @@ EvalResult evalUnary(Operation *op, const HostTensor &in, HostTensor &out) {
       .Case<ExpOp>([&](auto) { f = [](float x) { return std::exp(x); }; })
       .Case<LogOp>([&](auto) { f = [](float x) { return std::log(x); }; })
       .Case<TanhOp>([&](auto) { f = [](float x) { return std::tanh(x); }; })
+      .Case<SinOp>([&](auto) { f = [](float x) { return std::sin(x); }; })
+      .Case<CosOp>([&](auto) { f = [](float x) { return std::cos(x); }; })
       .Case<ErfOp>([&](auto) { f = [](float x) { return std::erf(x); }; })
       .Case<SqrtOp>([&](auto) { f = [](float x) { return std::sqrt(x); }; })
       .Case<RsqrtOp>([&](auto) { f = [](float x) { return 1.0f / std::sqrt(x); }; })

@@ -135,7 +135,8 @@ def pow_tensor(cx, node, base, exponent):
 
 
 for _aten, _fuse in [("neg", "neg"), ("abs", "abs"), ("exp", "exp"), ("log", "log"),
-                     ("tanh", "tanh"), ("erf", "erf"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"),
+                     ("tanh", "tanh"), ("sin", "sin"), ("cos", "cos"), ("erf", "erf"), ("sqrt", "sqrt"),
+                     ("rsqrt", "rsqrt"),
                      ("reciprocal", "reciprocal"), ("sigmoid", "sigmoid"), ("relu", "relu"),
                      ("silu", "silu")]:
     HANDLERS[f"aten.{_aten}.default"] = (lambda name: lambda cx, node, x: unary(cx, name, x))(_fuse)

@@ -10,6 +10,12 @@ func.func @loop_odd(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> tensor<5x7xf32> {
   %2 = fuse.exp %1 : tensor<5x7xf32>
   return %2 : tensor<5x7xf32>
 }
+func.func @rotary_table(%angles: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xbf16>) {
+  %0 = fuse.cos %angles : tensor<64x32xf32>
+  %1 = fuse.sin %angles : tensor<64x32xf32>
+  %2 = fuse.cast %1 : tensor<64x32xf32> to tensor<64x32xbf16>
+  return %0, %2 : tensor<64x32xf32>, tensor<64x32xbf16>
+}
 func.func @softmax_small(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
   %0 = fuse.softmax %x, dim = 1 : tensor<8x100xf32>
   return %0 : tensor<8x100xf32>

@@ -74,6 +74,8 @@ def Fuse_NotOp : Fuse_UnaryOp<"not", Fuse_BoolTensor, "elementwise logical not",
 def Fuse_ExpOp : Fuse_UnaryOp<"exp", Fuse_FloatTensor, "elementwise exponential", "e^x">;
 def Fuse_LogOp : Fuse_UnaryOp<"log", Fuse_FloatTensor, "elementwise natural logarithm", "ln(x)">;
 def Fuse_TanhOp : Fuse_UnaryOp<"tanh", Fuse_FloatTensor, "elementwise hyperbolic tangent", "tanh(x)">;
+def Fuse_SinOp : Fuse_UnaryOp<"sin", Fuse_FloatTensor, "elementwise sine", "sin(x) (x in radians)">;
+def Fuse_CosOp : Fuse_UnaryOp<"cos", Fuse_FloatTensor, "elementwise cosine", "cos(x) (x in radians)">;
 def Fuse_ErfOp : Fuse_UnaryOp<"erf", Fuse_FloatTensor, "elementwise error function", "erf(x)">;
 def Fuse_SqrtOp : Fuse_UnaryOp<"sqrt", Fuse_FloatTensor, "elementwise square root", "sqrt(x)">;
 def Fuse_RsqrtOp : Fuse_UnaryOp<"rsqrt", Fuse_FloatTensor, "elementwise reciprocal square root", "1 / sqrt(x)">;
