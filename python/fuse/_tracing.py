@@ -99,8 +99,29 @@ def _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_wei
     return out, probabilities.mean(dim=1) if average_attn_weights else probabilities
 
 
+def _histc(x, bins=100, min=0, max=0):
+    """torch.histc as comparisons and a sum: element e counts in bin
+    floor((e - min) · bins / (max - min)), one equal to max in the last,
+    one outside [min, max] in none; min = max means the data's own range.
+    A mixture of experts counts the tokens routed to each expert with it
+    (on integer ids, which histc's CPU kernel, run by a CPU trace, lacks)."""
+    values = x.reshape(-1).to(torch.float32)
+    low, high = float(min), float(max)
+    if min == max:  # as torch: the data's range, widened by 1 each way if it is one value
+        low, high = values.min(), values.max()
+        flat = high == low
+        low, high = torch.where(flat, low - 1, low), torch.where(flat, high + 1, high)
+    index = ((values - low) * bins / (high - low)).floor().to(torch.int64)
+    index = torch.where(values == high, bins - 1, index)
+    inside = (values >= low) & (values <= high)
+    bin_ids = torch.arange(bins, device=x.device)
+    hits = (index[:, None] == bin_ids[None, :]) & inside[:, None]
+    return hits.to(torch.int64).sum(0).to(x.dtype)
+
+
 # Fused ops with no fuse op and no PyTorch decomposition on every version.
 _OWN_DECOMPOSITIONS = {
+    "histc": _histc,
     "_native_multi_head_attention": _native_multi_head_attention,
     "_weight_norm_interface": _weight_norm_interface,
     "_weight_norm_interface_backward": _weight_norm_interface_backward,
