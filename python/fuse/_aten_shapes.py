@@ -485,6 +485,42 @@ def scatter_add_elements(cx, node, x, dim, index, src):
     return reshape(cx, flat, out.shape)
 
 
+@handles("aten.scatter.src", "aten.scatter.value")
+def scatter_elements(cx, node, x, dim, index, src):
+    """torch.scatter: x with src[..i..] (or one value) written at
+    index[..i..] along dim. The backward of topk, max.dim, sort and the
+    like, whose indices never repeat along dim. As scatter_adds into zeros
+    (of the sources, and of ones: where something landed), and a select
+    between them and x where x is not zeros. Where an index repeats along
+    dim, Fuse sums the sources that land there; torch keeps one of them,
+    unspecified which."""
+    out = cx.node_type()
+    dim = normalize_dim(dim, out.rank)
+    index = index_operand(cx, index)
+    index_type = TensorType(tuple(index.shape), out.element)
+    if isinstance(src, (Value, Const)):
+        updates = operand(cx, src, src.shape, out.element)
+        for d, size in enumerate(index.shape):
+            if updates.shape[d] != size:
+                updates = slice_value(cx, updates, d, 0, size)
+    else:
+        updates = cx.splat(src, index_type)
+    positions = _flat_positions(cx, out.shape, index, dim)
+    flat_type = TensorType((math.prod(out.shape),), out.element)
+
+    def landed(values):
+        flat = scatter_add(cx, cx.splat(0, flat_type), positions, values, 0, flat_type)
+        return reshape(cx, flat, out.shape)
+    written = landed(updates)
+    if isinstance(x, Const) and x.scalar() == 0:
+        return written
+    hits = landed(cx.splat(1, index_type))
+    flags = out.with_element("i1")
+    hit = cx.emit(f"fuse.compare gt, {{0}}, {{1}} : {out}", [hits, cx.splat(0, out)], [flags])
+    base = operand(cx, x, x.shape, out.element)
+    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {flags}, {out}", [hit, written, base], [out])
+
+
 @handles("aten.index_add.default")
 def index_add(cx, node, x, dim, index, source, alpha=1):
     """x.index_add(dim, index, source): fuse.scatter_add's own semantics

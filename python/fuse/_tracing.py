@@ -119,8 +119,42 @@ def _histc(x, bins=100, min=0, max=0):
     return hits.to(torch.int64).sum(0).to(x.dtype)
 
 
+# The largest k topk takes apart (_topk): k passes over the data each.
+TOPK_PASSES = 16
+
+
+def _topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk for a small k (a mixture of experts' router: top 2 of 8)
+    as k passes of reductions: the largest value not yet taken, the first
+    position holding it, the value gathered there (the gradient flows back
+    through the gather alone). NaN counts as the largest, as in torch, and
+    comes last with largest=False; ties go to the lower index. The result is sorted whatever `sorted` says
+    (torch leaves the order unspecified then). A larger k stays torch.topk
+    (an op Fuse does not map: it runs in torch)."""
+    if x.dim() == 0 or k > TOPK_PASSES or not x.dtype.is_floating_point:
+        return NotImplemented
+    dim = dim % x.dim()
+    shape = [1] * x.dim()
+    shape[dim] = x.shape[dim]
+    positions = torch.arange(x.shape[dim], device=x.device).view(shape)
+    # Smallest first is largest of -x, NaN still last (torch's order).
+    work = x if largest else torch.where(x.isnan(), float("-inf"), -x)
+    taken = torch.zeros_like(x, dtype=torch.bool)
+    values, indices = [], []
+    for _ in range(k):
+        remaining = work.masked_fill(taken, float("-inf"))
+        best = remaining.amax(dim, keepdim=True)
+        candidate = ((remaining == best) | (remaining.isnan() & best.isnan())) & ~taken
+        index = candidate.to(torch.float32).argmax(dim, keepdim=True)
+        values.append(x.gather(dim, index))
+        indices.append(index)
+        taken = taken | (positions == index)
+    return torch.cat(values, dim), torch.cat(indices, dim)
+
+
 # Fused ops with no fuse op and no PyTorch decomposition on every version.
 _OWN_DECOMPOSITIONS = {
+    "topk": _topk,
     "histc": _histc,
     "_native_multi_head_attention": _native_multi_head_attention,
     "_weight_norm_interface": _weight_norm_interface,

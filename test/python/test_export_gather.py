@@ -1,4 +1,5 @@
-"""torch.gather (same-rank indices) and its backward, aten.scatter_add, and
+"""torch.gather (same-rank indices) and its backward, aten.scatter_add,
+aten.scatter (sources or a value; topk's and max's backward) and
 index_add, exported as one fuse.gather / fuse.scatter_add over the operand
 flattened at computed positions, checked against PyTorch on the CPU
 reference interpreter along every dimension."""
@@ -69,4 +70,31 @@ def test_negative_advanced_indices_count_from_the_end(tmp_path):
     step = Step(TakeColumns(), (columns, torch.randn(3, 5)), mode="train", loss_fn=lambda loss: loss)
     text = export_step(step)
     assert "fuse.select" in text  # the index is an input: wrapped where it is negative
+    assert "2 of 2 outputs match" in matches_torch(step, text, tmp_path, "train")
+
+
+class Scatter(nn.Module):
+    """x.scatter of sources and of one value at indices that never repeat
+    along dim (a permutation's first entries), onto a parameter."""
+
+    def __init__(self, dim, index):
+        super().__init__()
+        self.x = nn.Parameter(torch.randn(4, 5, 6))
+        self.dim = dim
+        self.register_buffer("index", index)
+
+    def forward(self, src):
+        return (self.x.scatter(self.dim, self.index, src) * 3 + self.x.scatter(self.dim, self.index, -2.0)).sum()
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_scatter_of_sources_and_of_a_value_and_its_backward(dim, tmp_path):
+    torch.manual_seed(dim)
+    shape = [4, 5, 6]
+    shape[dim] = 3
+    # Along dim, each line's indices are the first three of a permutation.
+    index = torch.rand(4, 5, 6).argsort(dim).narrow(dim, 0, 3).contiguous()
+    step = Step(Scatter(dim, index), (torch.randn(shape),), mode="train", loss_fn=lambda loss: loss)
+    text = export_step(step)
+    assert "fuse.select" in text
     assert "2 of 2 outputs match" in matches_torch(step, text, tmp_path, "train")
