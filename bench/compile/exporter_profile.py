@@ -4,9 +4,9 @@ Python side (the exporter): a training step of the plain nanoGPT module
 (`fuse/harness/nanogpt.py`, GPT-2 124M widths and 12 layers by default, a
 tiny batch and sequence so that torch 1.13's real-tensor tracing computes
 little), with or without the AdamW update, split into
-  trace    make_fx (fuse._tracing.trace), real compute included on torch 1.13
-  convert  the Converter's walk over the FX graph (fuse._fx_to_mlir)
-  render   the text (fuse._mlir_text.FunctionBuilder.render)
+  trace    make_fx (fuse.exporter._tracing.trace), real compute included on torch 1.13
+  convert  the Converter's walk over the FX graph (fuse.exporter._fx_to_mlir)
+  render   the text (fuse.exporter._mlir_text.FunctionBuilder.render)
 each the median of --repeat runs; --profile adds a cProfile of convert and
 render (top functions by own time). --dump DIR writes each exported text
 (and prints its SHA-256) so that two versions of the exporter can be
@@ -17,7 +17,7 @@ C++ side: for each graph (--graphs; by default the full-size fixtures in
 test/graphs and the examples), the median wall time of
 `fuse-translate --emit-plan` (parse, fuse-pipeline, code generation, plan
 printing), the per-pass wall times of `fuse-opt --fuse-pipeline
---mlir-timing`, and the C API compile (`fuse._capi.Executable.compile`, as
+--mlir-timing`, and the C API compile (`fuse.runtime._capi.Executable.compile`, as
 fuse.compile calls it without its cache) with its own phase report.
 
     /usr/bin/python3 bench/compile/exporter_profile.py                       # everything
@@ -58,8 +58,8 @@ def median(samples):
 
 def nanogpt_step(layers, batch, seq, optimizer):
     import torch
-    from fuse._optimizers import AdamW
-    from fuse._steps import Step
+    from fuse.exporter._optimizers import AdamW
+    from fuse.exporter._steps import Step
     from fuse.harness.nanogpt import NanoGPT, NanoGPTConfig
     torch.manual_seed(0)
     config = NanoGPTConfig(n_layer=layers)
@@ -75,8 +75,8 @@ def nanogpt_step(layers, batch, seq, optimizer):
 def export_phases(step, name, profile=None):
     """{phase: seconds} and the text of one export of `step`, as
     fuse.export.export_step does it, timed phase by phase."""
-    from fuse import _tracing
-    from fuse._fx_to_mlir import ArgSpec, Converter
+    from fuse.exporter import _tracing
+    from fuse.exporter._fx_to_mlir import ArgSpec, Converter
     was_training = step.module.training
     step.module.train(True)
     try:
@@ -161,7 +161,8 @@ def mlir_timing(path):
 
 
 def measure_cpp(args, results):
-    from fuse import _capi, compiler
+    from fuse.runtime import _capi
+    from fuse import compiler
     translate = ROOT / "build/bin/fuse-translate"
     for graph in args.graphs:
         path = pathlib.Path(graph)

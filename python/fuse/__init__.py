@@ -12,7 +12,7 @@ Modules: `fuse.compiler` (fuse.compile, the on-disk compile cache),
 `fuse.step` (whole training steps), `fuse.optim` (Lion, which compile_step
 runs in the graph beside torch's AdamW, Adam, SGD and Adafactor), `fuse.backend` (the torch.compile
 backend, through AOTAutograd), `fuse.profile` (the profiler's report),
-`fuse._capi` (ctypes bindings over libFuseC.so, include/fuse-c/Fuse.h),
+`fuse.runtime._capi` (ctypes bindings over libFuseC.so, include/fuse-c/Fuse.h),
 `fuse.export` (PyTorch -> fuse dialect text; `python -m fuse.export`),
 `fuse.models` (built-in HuggingFace models), `fuse.reference`, and
 `python -m fuse.compare MODEL` (eager vs torch.compile vs Fuse).

@@ -87,7 +87,8 @@ import operator
 import time
 import warnings
 
-from . import _masked_attention, _saved_slabs, _saved_views, _stable_io
+from .dynamo import _masked_attention, _saved_slabs, _saved_views
+from .runtime import _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "register", "stats"]
@@ -226,8 +227,8 @@ class _Specialized:
     def __init__(self, gm, args, options, kind, constants=(), aot_seconds=0.0, saved=None):
         import torch
         from . import compiler
-        from ._tracing import trace
-        from . import _graph_rng
+        from .exporter._tracing import trace
+        from .dynamo import _graph_rng
         output = next(n for n in gm.graph.nodes if n.op == "output")
         returned = output.args[0]
         self.single = not isinstance(returned, (tuple, list))
@@ -505,7 +506,7 @@ def _return_roots(traced):
     value computed from it, "result placed in caller memory (external) but
     not returned")."""
     import torch
-    from ._fx_to_mlir import _meta_value
+    from .exporter._fx_to_mlir import _meta_value
     shape_of = lambda n: tuple(int(d) for d in _meta_value(n).shape)
     output = next(n for n in traced.graph.nodes if n.op == "output")
     returned = list(output.args[0])
@@ -800,7 +801,7 @@ class _FuseGraph:
                 raise
             entry = None
             if type(error).__name__ == "ExportError":  # ops Fuse cannot map: those in torch, the rest in Fuse
-                from ._partition import split_entry
+                from .dynamo._partition import split_entry
                 entry = split_entry(self.gm, args, self.kind, self._constants(args), self.shared.options,
                                     self.shared.constant_tensors)
             if entry is None:
@@ -829,7 +830,7 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
     if not TORCH_2:
         raise RuntimeError("the fuse torch.compile backend needs torch >= 2")
     from torch._dynamo.backends.common import aot_autograd
-    from ._tracing import decomposition_table
+    from .exporter._tracing import decomposition_table
     options = dict(options or {})
     unknown = set(options) - _OPTIONS
     if unknown:

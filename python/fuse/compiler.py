@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _capi, _phases
+from .runtime import _capi, _phases
 from .errors import FuseError
 
 __all__ = ["compile", "CompiledGraph", "pipeline_string"]
@@ -325,7 +325,7 @@ class CompiledGraph:
     @property
     def phases(self):
         """{phase: seconds} of this graph's compile, in the order they ran
-        (fuse._phases says what each is)."""
+        (fuse.runtime._phases says what each is)."""
         order = ("aotautograd", "retrace", "export", "compile", "load")
         known = {p: float(self.timings[p]) for p in order if self.timings.get(p)}
         known.update({p: float(s) for p, s in self.timings.items() if p not in order and s})
@@ -422,7 +422,7 @@ class CompiledGraph:
 
     def run_addresses(self, addresses):
         """Enqueues one step on the current stream with device addresses
-        (a fuse._capi.Addresses) that the caller has bound and checked, as
+        (a fuse.runtime._capi.Addresses) that the caller has bound and checked, as
         fuse.compile_step does once for many calls."""
         self._require_session().run_addresses(addresses, self.stream())
 

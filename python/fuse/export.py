@@ -23,12 +23,12 @@ import time
 
 import torch
 
-from . import _tracing
-from ._fx_to_mlir import ArgSpec, Converter
-from ._steps import Step
-from ._optimizers import AdamW
-from ._tracing import TracingError
-from ._values import ExportError
+from .exporter import _tracing
+from .exporter._fx_to_mlir import ArgSpec, Converter
+from .exporter._steps import Step
+from .exporter._optimizers import AdamW
+from .exporter._tracing import TracingError
+from .exporter._values import ExportError
 
 __all__ = ["export_module", "export_step", "export_graph", "ExportError", "AdamW"]
 
@@ -88,7 +88,7 @@ def _without_attention_fast_path():
 
 def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, comment=None,
                 donate_state=False, info=None):
-    """Exports a `fuse._steps.Step` (what export_module builds). A dict
+    """Exports a `fuse.exporter._steps.Step` (what export_module builds). A dict
     passed as `info` receives `rng_counters`: how many Philox counters the
     graph's random ops use from its `rng.offset` argument on."""
     was_training = step.module.training

@@ -1,5 +1,5 @@
 """Optimizers that torch does not have, for `fuse.compile_step` to run
-inside the graph (fuse/_optimizers.py holds the in-graph update; the eager
+inside the graph (fuse/exporter/_optimizers.py holds the in-graph update; the eager
 `step()` here is the reference it is checked against).
 
     optimizer = fuse.optim.Lion(model.parameters(), lr=1e-4, betas=(0.9, 0.99), weight_decay=0.1)

@@ -21,7 +21,7 @@ and so are the gradients and the optimizer state.
     (accumulation_steps below sums micro-batches inside the step).
   - With torch.optim.AdamW, Adam, SGD (momentum, dampening, Nesterov,
     weight decay), Adafactor (torch >= 2.5) or fuse.optim.Lion, the update
-    runs inside the graph (fuse/_optimizers.py) on the optimizer's own state
+    runs inside the graph (fuse/exporter/_optimizers.py) on the optimizer's own state
     tensors (`exp_avg`, `momentum_buffer`, `row_var`...; created as torch
     creates them where the optimizer has not stepped yet) and its `step`
     counts, exactly as `optimizer.step()` would. Each parameter group has
@@ -67,7 +67,7 @@ Randomness (dropout, attention dropout): the graph's random ops read a
 Philox seed and counter offset as inputs (`rng.seed`, `rng.offset`), which
 every call writes into the step's own buffers with fresh values from torch's
 default generator of the device, advancing it past the counters the step
-uses (see fuse/_step_rng.py): calls draw different bits, the step's bits
+uses (see fuse/training/_step_rng.py): calls draw different bits, the step's bits
 never overlap torch's, and `torch.manual_seed(s)` makes a run reproducible.
 The bits are not torch's own (Fuse's Philox layout differs), only their
 distribution is.
@@ -98,11 +98,12 @@ import time
 
 import torch
 
-from . import _optimizers, compiler, distributed
-from ._step_io import Binding, copy_all, cpu_module, flatten, split_batch, to_cpu
-from ._step_optimizer import OptimizerBinding
-from ._step_rng import StepRandomness
-from ._steps import Step
+from .exporter import _optimizers
+from . import compiler, distributed
+from .training._step_io import Binding, copy_all, cpu_module, flatten, split_batch, to_cpu
+from .training._step_optimizer import OptimizerBinding
+from .training._step_rng import StepRandomness
+from .exporter._steps import Step
 from .errors import FuseError
 from .export import export_step
 
@@ -253,7 +254,7 @@ class TrainStep:
 
     @property
     def phases(self):
-        """{phase: seconds} of the compile (fuse._phases; FUSE_LOG=compile prints it)."""
+        """{phase: seconds} of the compile (fuse.runtime._phases; FUSE_LOG=compile prints it)."""
         return self.compiled.phases
 
     @property

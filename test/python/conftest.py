@@ -26,7 +26,7 @@ def pytest_sessionstart(session):
     """Most of these tests compile through libFuseC.so, which the build
     makes only with NVIDIA's CUDA toolkit: say so once, up front, rather than
     fail test by test."""
-    from fuse import _capi
+    from fuse.runtime import _capi
     from fuse.errors import FuseError
     try:
         _capi.library()

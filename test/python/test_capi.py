@@ -1,4 +1,4 @@
-"""Fuse's C API through the Python bindings (fuse._capi, fuse.compile,
+"""Fuse's C API through the Python bindings (fuse.runtime._capi, fuse.compile,
 fuse.compile_step), with no GPU: graphs compile for sm_90a (NVRTC is not
 needed to build an executable), the signature and plan come back, an
 executable survives a save/load round trip, the compile cache is hit the
@@ -17,7 +17,7 @@ import torch
 from conftest import MLP, ROOT
 
 import fuse
-from fuse import _capi
+from fuse.runtime import _capi
 from fuse.compiler import pipeline_string
 
 
@@ -267,7 +267,7 @@ def test_import_fuse_is_cheap_and_needs_no_torch():
     code = textwrap.dedent("""
         import sys
         import fuse
-        assert "torch" not in sys.modules and "fuse._capi" not in sys.modules
+        assert "torch" not in sys.modules and "fuse.runtime._capi" not in sys.modules
         assert fuse.FuseError.__name__ == "FuseError"
         import fuse.profile
         assert callable(fuse.profile) and fuse.profile.Profile is fuse.Profile
@@ -287,7 +287,7 @@ def test_backend_module_imports_on_any_torch():
 
 
 def test_missing_library_is_a_clear_error(tmp_path):
-    code = "import fuse._capi as c\ntry:\n    c.library()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
+    code = "import fuse.runtime._capi as c\ntry:\n    c.library()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FUSE_LIBRARY=str(tmp_path / "libFuseC.so"))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.stdout.startswith("FuseError FUSE_LIBRARY=") and "does not exist" in result.stdout

@@ -1,7 +1,7 @@
 """Dropout through torch.compile(backend="fuse") with fallback="error":
 AOTAutograd's `native_dropout` (its mask saved for the backward) becomes
 Fuse's Philox `fuse.random`, fed a fresh seed and offset from torch's CUDA
-generator every call (python/fuse/_graph_rng.py). Checked: the kept
+generator every call (python/fuse/dynamo/_graph_rng.py). Checked: the kept
 fraction and the 1/(1-p) scale, the backward using the forward's mask, two
 calls drawing different masks, torch.manual_seed reproducing a call, and a
 BERT-style layer (hidden dropout 0.1) whose loss and gradients, averaged over

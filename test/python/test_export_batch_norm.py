@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from conftest import matches_torch, ops_in
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import ExportError, export_step
 
 

@@ -6,7 +6,7 @@ compiles and matches PyTorch on the interpreter."""
 import torch
 
 from conftest import BIN, _run, matches_torch
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 

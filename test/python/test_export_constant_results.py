@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from conftest import BIN, matches_torch
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_graph, export_step
 
 

@@ -12,8 +12,8 @@ import torch
 from conftest import matches_torch, ops_in
 
 from fuse import backend
-from fuse._fx_to_mlir import _REPEAT_CHECK_ELEMENTS, _without_repeats
-from fuse._steps import Step
+from fuse.exporter._fx_to_mlir import _REPEAT_CHECK_ELEMENTS, _without_repeats
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 

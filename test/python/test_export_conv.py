@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from conftest import AotGraphs, BIN, _run, graph_matches_torch, matches_torch, ops_in, real_like, verify
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import ExportError, export_graph, export_module, export_step
 
 

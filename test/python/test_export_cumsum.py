@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 from conftest import AotGraphs, BIN, matches_torch, ops_in, verify
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_graph, export_step
 
 

@@ -4,7 +4,7 @@ forward, read by the backward's `native_dropout_backward`), its torch 2
 decomposition (`rand_like(x) > p`, a select, a scale) and torch 1.13's CPU
 form (`bernoulli_` on an empty tensor) export to `fuse.random` drawing from
 `rng.seed`/`rng.offset`, and the backend's GraphRandomness feeds those
-(python/fuse/_graph_rng.py). Graphs are compiled by Fuse for sm_90a and run
+(python/fuse/dynamo/_graph_rng.py). Graphs are compiled by Fuse for sm_90a and run
 on the CPU reference interpreter (test_partition.InterpreterGraph); the
 torch.compile path on the GPU is test_dropout_gpu.py.
 
@@ -20,9 +20,9 @@ import warnings
 import pytest
 import torch
 
-from fuse import _graph_rng
-from fuse._tracing import decomposition_table, trace
-from fuse._values import ExportError
+from fuse.dynamo import _graph_rng
+from fuse.exporter._tracing import decomposition_table, trace
+from fuse.exporter._values import ExportError
 from test_partition import InterpreterGraph, relative_error
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 
 from conftest import matches_torch, ops_in
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conftest import graph_matches_torch
-from fuse._tracing import _histc, trace
+from fuse.exporter._tracing import _histc, trace
 
 
 @pytest.mark.parametrize("bins, low, high", [(10, -1.0, 1.0), (7, 0, 0), (4, 0.5, 0.5)])

@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from conftest import AotGraphs, matches_torch, ops_in, requires_torch2, verify
-from fuse._steps import Step, default_optimizer_state
+from fuse.exporter._steps import Step, default_optimizer_state
 from fuse.export import AdamW, export_graph, export_module, export_step
 
 
@@ -311,7 +311,7 @@ def test_the_harness_nanogpt_is_model_code_and_the_exporter_is_not():
     import os
 
     import fuse
-    from fuse import _source
+    from fuse.exporter import _source
     package = os.path.dirname(fuse.__file__)
     assert _source.is_user_frame(os.path.join(package, "harness", "nanogpt.py"))
     assert _source.is_user_frame(os.path.join(package, "models.py"))

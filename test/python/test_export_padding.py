@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from conftest import BIN, _run, matches_torch, ops_in, verify
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 

@@ -12,7 +12,7 @@ import torch.nn as nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from conftest import graph_matches_torch, matches_torch, ops_in
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 

@@ -9,8 +9,8 @@ import torch
 import torch.nn as nn
 
 from conftest import matches_torch
-from fuse._steps import Step
-from fuse._tracing import TOPK_PASSES, _topk, trace
+from fuse.exporter._steps import Step
+from fuse.exporter._tracing import TOPK_PASSES, _topk, trace
 from fuse.export import export_step
 
 INF, NAN = float("inf"), float("nan")

@@ -1,6 +1,6 @@
 """Attention whose mask comes from an input, through torch.compile(backend=
 "fuse"): the backend rewrites such SDPA calls to the memory-efficient op
-(python/fuse/_masked_attention.py) so that Fuse sees one attention op with
+(python/fuse/dynamo/_masked_attention.py) so that Fuse sees one attention op with
 a mask operand, not SDPA's math form. Checked: the rewrite keeps SDPA's
 answer (bool and float masks, a length that is no multiple of 16, calls it
 leaves to SDPA), and a BERT-style layer with a padding mask compiles to
@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from conftest import relative_error, requires_cuda, requires_torch2
-from fuse import _masked_attention, backend
+from fuse.dynamo import _masked_attention
+from fuse import backend
 
 pytestmark = [requires_torch2]
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import matches_torch, ops_in, requires_torch2
 from fuse import models
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import AdamW, export_step
 
 needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,

@@ -1,5 +1,5 @@
 """torch.compile(backend="fuse") on graphs Fuse can take only in part: the
-ops it cannot map run in torch, the rest in Fuse (python/fuse/_partition.py),
+ops it cannot map run in torch, the rest in Fuse (python/fuse/dynamo/_partition.py),
 with one warning per graph that names each such op and its source line;
 fallback="error" raises naming every one. The split itself is tested on the
 CPU in test_partition.py.
@@ -28,9 +28,10 @@ line_of = functools.partial(source_line, __file__)
 
 
 class Routed(torch.nn.Module):
-    """Top-k routing between supported layers, and a sort further on."""
+    """Top-k routing between supported layers (a k too large for Fuse's
+    decomposition of top-k), and a sort further on."""
 
-    def __init__(self, width=64, k=16):
+    def __init__(self, width=64, k=20):
         super().__init__()
         self.k = k
         self.fc1 = torch.nn.Linear(width, width)
@@ -68,12 +69,14 @@ def test_unsupported_ops_run_in_torch_and_the_rest_in_fuse(cache):
     assert relative_error(got, expected) <= 1e-4
     for n, p in model.named_parameters():
         assert relative_error(p.grad, expected_grads[n]) <= 1e-4, n
-    assert backend.stats["split"] - before["split"] == 2  # forward and backward
+    # The forward splits; the backward (the scatters of top-k's and sort's
+    # gradients, which map) compiles whole.
+    assert backend.stats["split"] - before["split"] == 1
     assert backend.stats["compiled"] - before["compiled"] >= 3  # the forward's three Fuse graphs, at least
     assert backend.stats["fallbacks"] == before["fallbacks"]
     messages = _ours(caught)
     forward = [m for m in messages if "the forward graph runs" in m]
-    assert len(forward) == 1 and len([m for m in messages if "the backward graph runs" in m]) == 1, messages
+    assert len(forward) == 1 and not [m for m in messages if "the backward graph runs" in m], messages
     lines = forward[0].splitlines()
     assert any("aten.topk.default at " in l and f"{THIS_FILE}:{line_of('torch.topk(h, self.k')} " in l for l in lines), lines
     assert any("aten.sort.default at " in l and f"{THIS_FILE}:{line_of('torch.sort(g * 2.0')} " in l for l in lines), lines

@@ -1,8 +1,8 @@
-"""The compile phase report (fuse._phases): FUSE_LOG=compile prints where a
+"""The compile phase report (fuse.runtime._phases): FUSE_LOG=compile prints where a
 graph's compile time went, and `.phases` has it as data either way."""
 
 import fuse
-from fuse import _phases
+from fuse.runtime import _phases
 
 from conftest import MLP
 

@@ -1,4 +1,4 @@
-"""The slabs that hold a forward's saved values (fuse/_saved_slabs.py), on
+"""The slabs that hold a forward's saved values (fuse/dynamo/_saved_slabs.py), on
 the CPU: layouts, reuse once nothing holds a slab, and the address lookup
 the backward makes."""
 
@@ -7,8 +7,8 @@ import gc
 import pytest
 import torch
 
-from fuse import _saved_slabs
-from fuse._saved_slabs import ALIGNMENT, Layout, SavedValues, SlabPool
+from fuse.dynamo import _saved_slabs
+from fuse.dynamo._saved_slabs import ALIGNMENT, Layout, SavedValues, SlabPool
 
 
 def test_a_layout_aligns_each_value_and_stores_a_value_saved_twice_once():

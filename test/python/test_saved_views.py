@@ -1,11 +1,11 @@
-"""Saved values that are views (fuse/_saved_views.py), on the CPU: the
+"""Saved values that are views (fuse/dynamo/_saved_views.py), on the CPU: the
 forward returns their base, and replaying the recorded view ops on the base
 gives the values back."""
 
 import torch
 
-from fuse._saved_views import replay, strip
-from fuse._tracing import trace
+from fuse.dynamo._saved_views import replay, strip
+from fuse.exporter._tracing import trace
 
 
 def saved_views(x, w):
@@ -58,8 +58,8 @@ def test_an_aot_autograd_step_with_saved_views_stored_as_bases_matches_torch():
 
     from functorch.compile import aot_function, default_partition
 
-    from fuse import _graph_rng
-    from fuse._saved_slabs import SavedValues
+    from fuse.dynamo import _graph_rng
+    from fuse.dynamo._saved_slabs import SavedValues
     from test_partition import InterpreterGraph, relative_error
 
     def step(x, w1, w2):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import fuse
-from fuse import _step_rng
+from fuse.training import _step_rng
 from conftest import requires_cuda
 from step_interpreter import on_interpreter
 

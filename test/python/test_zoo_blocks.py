@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import matches_torch, relative_error
-from fuse._steps import Step
+from fuse.exporter._steps import Step
 from fuse.export import export_step
 
 import zoo_blocks

@@ -39,9 +39,12 @@ infer them through the exporter on the CPU reference interpreter.
   bart        learned positions offset by 2, scaled embeddings, an
               embedding layer norm, post-LN encoder-decoder with cross
               attention
-  moe         a top-2 router over experts (topk): no fuse op for
-              topk, so the exporter must name it (the backend then runs it
-              in torch, _partition.py)
+  moe         a top-2 router over experts (topk, through Fuse's own
+              decomposition; its backward a scatter)
+  moe-sorted  the router's tokens also ranked with a sort (as grouped
+              expert matmuls order them): no fuse op for sort, so the
+              exporter must name it (the backend then runs it in torch,
+              dynamo/_partition.py)
 """
 
 import math
@@ -430,6 +433,12 @@ class MoeBlock(nn.Module):
         return self.head(x + mixed)
 
 
+class SortedMoeBlock(MoeBlock):
+    def forward(self, ids):
+        ranked, _ = torch.sort(torch.softmax(self.router(self.tokens(ids)), dim=-1), dim=-1)
+        return super().forward(ids) + ranked[..., -1:]
+
+
 class GPTJBlock(nn.Module):
     ROTARY = 4
 
@@ -653,6 +662,6 @@ BLOCKS = {"roberta": RobertaBlock, "distilbert": DistilBertBlock, "t5": T5Block,
           "neox": NeoXBlock, "vit": ViTBlock, "whisper": WhisperEncoderBlock, "bloom": BloomBlock,
           "mistral": MistralBlock, "deberta": DebertaBlock, "gptj": GPTJBlock, "clip": CLIPBlock,
           "convnext": ConvNeXtBlock, "swin": SwinBlock, "wav2vec2": Wav2Vec2Block, "falcon": FalconBlock,
-          "bart": BartBlock}
+          "bart": BartBlock, "moe": MoeBlock}
 # Blocks with an op the exporter has no mapping for: {name: (block, the op)}.
-UNMAPPED = {"moe": (MoeBlock, "aten.topk")}
+UNMAPPED = {"moe-sorted": (SortedMoeBlock, "aten.sort")}

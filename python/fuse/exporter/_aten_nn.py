@@ -6,9 +6,9 @@ import math
 import torch
 
 from ._mlir_text import format_float
-from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, binary,
-                           broadcast, cast, element_type, finish, handles,
-                           index_operand, normalize_dim, operand, reduce, reshape, transpose)
+from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, binary, broadcast, cast,
+                           element_type, finish, handles, index_operand, normalize_dim, operand, reduce, reshape,
+                           transpose)
 
 
 # -- matrix multiplication ------------------------------------------------------------

@@ -31,8 +31,7 @@ stride-1 convolution (performance note in the tests' docstring).
 
 import torch
 
-from ._aten_common import (TensorType, Unsupported, Value, broadcast, handles, operand, reduce, reshape,
-                           transpose)
+from ._aten_common import TensorType, Unsupported, Value, broadcast, handles, operand, reduce, reshape, transpose
 from ._aten_shapes import concat, gather, scatter_add, slice_value
 from ._values import Const
 

@@ -4,7 +4,7 @@ Everything the exporter traces goes through `trace`: make_fx with the
 decomposition table below and stack traces recorded, so that every node knows
 the model source line it came from. The training step is traced as one
 function (forward, `torch.autograd.grad`, optionally gradient clipping,
-accumulation and an optimizer update: fuse._steps, fuse._optimizers),
+accumulation and an optimizer update: fuse.exporter._steps, fuse.exporter._optimizers),
 giving a single graph in which later passes see the whole step.
 """
 
@@ -14,7 +14,7 @@ import torch
 from torch.fx.experimental import proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from ._compat import TORCH_2
+from .._compat import TORCH_2
 from ._source import is_user_frame
 
 aten = torch.ops.aten

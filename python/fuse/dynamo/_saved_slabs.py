@@ -25,7 +25,7 @@ import weakref
 
 import torch
 
-from ._stable_io import _storage_key, _use_count
+from ..runtime._stable_io import _storage_key, _use_count
 
 # Offsets within a slab: Fuse binds tensors at 16-byte boundaries; 256 keeps
 # each value on its own cache lines and suits every vector width.

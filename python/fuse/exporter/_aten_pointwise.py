@@ -1,7 +1,7 @@
 """ATen elementwise ops, comparisons, casts and identities as fuse ops."""
 
-from ._aten_common import (Const, HANDLERS, Unsupported, Value, as_bool, binary, cast, finish,
-                           handles, operand, promoted_element, scaled, unary)
+from ._aten_common import (Const, HANDLERS, Unsupported, Value, as_bool, binary, cast, finish, handles, operand,
+                           promoted_element, scaled, unary)
 
 
 # -- elementwise ----------------------------------------------------------------

@@ -5,7 +5,7 @@ call to call while the memory stays put."""
 
 import torch
 
-from . import _capi
+from ..runtime import _capi
 
 
 def to_cpu(value):

@@ -9,7 +9,7 @@ import re
 
 import torch
 
-from ._compat import TORCH_2
+from .._compat import TORCH_2
 
 
 def _stack_trace(node):
@@ -46,7 +46,8 @@ _USER_PATHS = {}
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)).replace("\\", "/") + "/"
-_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+# The whole fuse package (this file is in its exporter/ subpackage).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))).replace("\\", "/") + "/"
 
 
 def is_user_frame(path):
@@ -58,10 +59,10 @@ def is_user_frame(path):
     name = os.path.basename(path)
     if path.startswith(_TORCH_DIR) or name.startswith("<"):
         return False
-    return not path.startswith(_EXPORTER_DIR) or name == "models.py" or path == _HARNESS_NANOGPT
+    return not path.startswith(_PACKAGE_DIR) or name == "models.py" or path == _HARNESS_NANOGPT
 
 
-_HARNESS_NANOGPT = _EXPORTER_DIR + "harness/nanogpt.py"
+_HARNESS_NANOGPT = _PACKAGE_DIR + "harness/nanogpt.py"
 
 
 def _short_path(path):

@@ -4,9 +4,9 @@ import math
 
 import torch
 
-from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, broadcast,
-                           cast, element_type, finish, handles, index_operand, int_list,
-                           normalize_dim, normalize_dims, operand, reduce, reshape, transpose)
+from ._aten_common import (Const, HANDLERS, TensorType, Unsupported, Value, as_bool, broadcast, cast, element_type,
+                           finish, handles, index_operand, int_list, normalize_dim, normalize_dims, operand, reduce,
+                           reshape, transpose)
 
 
 # -- shapes -----------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Optimizer updates written out in torch ops, so that they trace into a
-training step's graph (fuse._steps.Step) and run inside it.
+training step's graph (fuse.exporter._steps.Step) and run inside it.
 
 A rule updates a list of parameters from their gradients. What it reads
 and writes besides them is named so the compiled step can bind the torch
@@ -264,7 +264,7 @@ _REFUSED = {"amsgrad": "amsgrad=True", "differentiable": "differentiable=True"}
 
 
 def _kind(optimizer):
-    from . import optim
+    from .. import optim
     adafactor = getattr(torch.optim, "Adafactor", None)
     for cls, kind in ((torch.optim.AdamW, "AdamW"), (torch.optim.Adam, "Adam"), (torch.optim.SGD, "SGD"),
                       (adafactor, "Adafactor"), (optim.Lion, "Lion")):

@@ -28,8 +28,8 @@ has no mapping: such ops run in torch (the per-op fallback).
 
 import torch
 
-from ._fx_to_mlir import ArgSpec, Converter
-from ._step_rng import StepRandomness
+from ..exporter._fx_to_mlir import ArgSpec, Converter
+from ..training._step_rng import StepRandomness
 
 __all__ = ["RNG_INPUTS", "export", "bind", "GraphRandomness"]
 

@@ -24,13 +24,14 @@ import os
 import pathlib
 import threading
 
-from .errors import FuseError
+from ..errors import FuseError
 
 #: The interface version these bindings were written against.
 API_VERSION = "fuse-c/1"
 LIBRARY_NAME = "libFuseC.so"
 
-_PACKAGE = pathlib.Path(__file__).resolve().parent
+# python/fuse (this file is in its runtime/ subpackage).
+_PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 
 
 class CompileOptions(ctypes.Structure):

@@ -9,7 +9,7 @@ again.
 
 import torch
 
-from . import _optimizers
+from ..exporter import _optimizers
 
 # Optimizers that keep a per-parameter `step` tensor in their state.
 _TORCH_STEP = ("AdamW", "Adam", "Adafactor")

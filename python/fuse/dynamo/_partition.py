@@ -42,8 +42,8 @@ import collections
 
 import torch
 
-from ._fx_to_mlir import _is_view, _RANDOM_OPS, _target_name, mapped_target, supported
-from ._source import describe_location
+from ..exporter._fx_to_mlir import _is_view, _RANDOM_OPS, _target_name, mapped_target, supported
+from ..exporter._source import describe_location
 
 __all__ = ["MIN_FUSE_OPS", "Part", "Plan", "SplitGraph", "split", "describe_nodes"]
 
@@ -247,7 +247,7 @@ class SplitGraph:
 
     def _runner(self, index, part, values):
         if part.side == "torch":
-            from .backend import _with_reshapes
+            from ..backend import _with_reshapes
             module = _with_reshapes(part.module)
             return lambda args: list(module(*args))
         constants = frozenset(i for i, node in enumerate(part.inputs) if node in self.constants)
@@ -256,7 +256,7 @@ class SplitGraph:
             compiled = self.compile_part(part.module, values, constants, name)
         except Exception as error:  # ExportError, TracingError, FuseError, or a bug: never the user's run
             self.failures.append((part, error))
-            from .backend import _with_reshapes
+            from ..backend import _with_reshapes
             module = _with_reshapes(part.module)
             return lambda args: list(module(*args))
         if self.on_compiled is not None:
@@ -312,7 +312,7 @@ def split_entry(gm, args, kind, constants, options, shared_constants=None):
     op; or no part is left for Fuse). `constants` are the positions of the
     inputs the backend bakes in."""
     import warnings
-    from . import backend
+    from .. import backend
     try:
         plan = split(gm, constants)
     except Exception:  # a graph this module does not understand: the whole graph eagerly, as before

@@ -9,7 +9,7 @@ import inspect
 
 import torch
 
-from ._compat import functional_call
+from .._compat import functional_call
 from ._optimizers import AdamW
 from ._values import ExportError
 
@@ -54,7 +54,7 @@ class Step:
     `accumulation_steps` micro-batches (arguments and results
     `grad_acc.<p>`: the f32 sums so far of gradient / steps, and argument
     `accumulate.apply`: 1 on the call that updates, else 0) and update the
-    parameters with an optimizer rule (fuse._optimizers: arguments and
+    parameters with an optimizer rule (fuse.exporter._optimizers: arguments and
     results `<state key>.<p>`, arguments `lr`/`lr.<group>` and `step`)."""
 
     def __init__(self, module, inputs, mode="infer", loss_fn=None, targets=None, optimizer=None,

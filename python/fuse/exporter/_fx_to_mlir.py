@@ -23,8 +23,7 @@ import torch
 
 from . import _aten_ops
 from ._aten_common import broadcast
-from ._values import (ELEMENT_TO_TORCH, POISON as _POISON, Const, ExportError, Poison,
-                      Unsupported, element_of)
+from ._values import ELEMENT_TO_TORCH, POISON as _POISON, Const, ExportError, Poison, Unsupported, element_of
 from ._source import describe_location, source_location
 from ._mlir_text import FunctionBuilder, TensorType, Value, dense_attr, string_literal
 
