@@ -655,6 +655,7 @@ def Fuse_AttentionOp : Fuse_Op<"scaled_dot_product_attention", [Pure,
                       StaticShapeTensorOf<[F32]>:$logsumexp);
   let assemblyFormat = !strconcat("$query `,` $key `,` $value ",
                                   Fuse_AttentionOptionsFormat);
+  let hasCanonicalizer = 1;
 }
 
 def Fuse_AttentionBackwardOp : Fuse_Op<"scaled_dot_product_attention_backward",
@@ -683,6 +684,7 @@ def Fuse_AttentionBackwardOp : Fuse_Op<"scaled_dot_product_attention_backward",
   let assemblyFormat = !strconcat(
     "$grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp ",
     Fuse_AttentionOptionsFormat);
+  let hasCanonicalizer = 1;
 }
 
 // Attributes shared by cross entropy forward and backward.
