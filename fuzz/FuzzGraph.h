@@ -1,8 +1,8 @@
 //===- FuzzGraph.h - What the graph fuzz targets share ----------*- C++ -*-===//
 //
 // A fresh MLIRContext per input (so that no input's types and attributes
-// pile up in the next one's), Fuse's dialects and passes registered once,
-// and every diagnostic swallowed: a fuzz target is judged by crashes,
+// pile up in the next one's), Fuse's dialects registered, and every
+// diagnostic swallowed: a fuzz target is judged by crashes,
 // sanitizer reports and hangs, never by what it prints.
 //
 //===----------------------------------------------------------------------===//
@@ -14,30 +14,17 @@
 #include "fuse/Dialect/Fuse/IR/GraphParsing.h"
 #include "fuse/Dialect/Fuse/IR/GraphVerification.h"
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
-#include "fuse/Dialect/Fuse/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 namespace fuse::fuzz {
-
-/// Registers the passes fuse-pipeline is made of (once per process).
-inline void registerPassesOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mlir::registerTransformsPasses();
-    mlir::fuse::registerFusePasses();
-    mlir::fuse::registerFusePipeline();
-  });
-}
 
 /// A context with the Fuse and func dialects, single-threaded, silent.
 class FuzzContext {
@@ -48,14 +35,19 @@ public:
         [](mlir::Diagnostic &) { return mlir::success(); });
   }
 
-  /// `data` as graph text through the front ends' parse path (GraphParsing.h)
-  /// and the whole-graph type check; null when either refuses it.
-  mlir::OwningOpRef<mlir::ModuleOp> parse(const uint8_t *data, size_t size) {
+  /// `data` as the main buffer of `sourceMgr`, named fuzz.mlir.
+  void addInput(const uint8_t *data, size_t size) {
     sourceMgr.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(
             llvm::StringRef(reinterpret_cast<const char *>(data), size),
             "fuzz.mlir"),
         llvm::SMLoc());
+  }
+
+  /// `data` as graph text through the front ends' parse path (GraphParsing.h)
+  /// and the whole-graph type check; null when either refuses it.
+  mlir::OwningOpRef<mlir::ModuleOp> parse(const uint8_t *data, size_t size) {
+    addInput(data, size);
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::fuse::parseGraph(sourceMgr, &context);
     if (!module || failed(mlir::fuse::verifyGraphTypes(*module)))

@@ -1,6 +1,7 @@
 //===- fuzz_graph.cpp - Graph text to a launch plan -----------------------===//
 //
-// What fuse-translate does with a file: parse (behind the nesting check),
+// What fuse-translate does with a file, through the same compile driver
+// (Driver.h): parse (behind the nesting check),
 // the graph type check, the entry function, fuse-pipeline (mixed precision,
 // decomposition, fusion, rematerialization, scheduling, memory planning),
 // code generation into an Executable, which must pass validateExecutable
@@ -11,35 +12,20 @@
 
 #include "FuzzGraph.h"
 
-#include "fuse/Codegen/Codegen.h"
+#include "fuse/Driver/Driver.h"
 #include "fuse/Runtime/ExecutableIO.h"
 
-#include <string>
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  fuse::fuzz::registerPassesOnce();
+  fuse::driver::registerPipelinePasses();
   fuse::fuzz::FuzzContext fuzz;
-  mlir::OwningOpRef<mlir::ModuleOp> module = fuzz.parse(data, size);
-  if (!module)
+  fuzz.addInput(data, size);
+  fuse::driver::CompileOptions options;
+  options.arch = "sm_90a";
+  fuse::driver::Compilation compilation;
+  fuse::driver::DriverError error;
+  if (failed(fuse::driver::compileGraph(fuzz.context, fuzz.sourceMgr, options,
+                                        compilation, error)))
     return 0;
-  std::string error;
-  mlir::FailureOr<mlir::func::FuncOp> func = mlir::fuse::findEntryFunction(
-      *module, "", "the input", "", error);
-  if (failed(func))
-    return 0;
-  std::string name = func->getSymName().str();
-  if (!mlir::fuse::isPlanned(*func)) {
-    if (failed(mlir::fuse::runPipeline(*module, "fuse-pipeline", "--pipeline",
-                                       error)))
-      return 0;
-    func = module->lookupSymbol<mlir::func::FuncOp>(name);
-    if (!*func)
-      return 0;
-  }
-  mlir::FailureOr<fuse::runtime::Executable> executable =
-      fuse::codegen::buildExecutable(*func);
-  if (failed(executable))
-    return 0;
-  (void)fuse::runtime::formatPlan(*executable);
+  (void)fuse::runtime::formatPlan(compilation.executable);
   return 0;
 }

@@ -1,36 +1,26 @@
 //===- CompileApi.cpp - fuseCompile and what an executable says about itself ===//
 //
-// A graph's text -> MLIR module (diagnostics captured as the error message,
-// with line and column) -> fuse-pipeline (skipped for a graph that is
-// already planned) -> code generation -> runtime::Executable.
+// A graph's text -> the compile driver (include/fuse/Driver/Driver.h: parse
+// and verify, entry function, fuse-pipeline unless the graph is planned
+// already, code generation) -> runtime::Executable. Diagnostics are captured
+// as the error message, with line and column.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Handles.h"
 
-#include "fuse/Codegen/Codegen.h"
-#include "fuse/Dialect/Fuse/IR/FuseDialect.h"
-#include "fuse/Dialect/Fuse/IR/GraphParsing.h"
-#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
-#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
-#include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Driver/Driver.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Support/HostTensor.h"
 #ifdef FUSE_ENABLE_CUDA
 #include "fuse/Runtime/Executor.h"
 #endif
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-
-#include <chrono>
-#include <mutex>
 
 using namespace mlir;
 using namespace ::fuse::capi;
@@ -40,16 +30,6 @@ namespace {
 
 std::string orDefault(const char *value, const char *fallback) {
   return value && *value ? std::string(value) : std::string(fallback);
-}
-
-/// Pass and pipeline registration is global; once per process.
-void registerPassesOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    registerTransformsPasses();
-    mlir::fuse::registerFusePasses();
-    mlir::fuse::registerFusePipeline();
-  });
 }
 
 /// The target when the caller names none: the current GPU's.
@@ -75,12 +55,21 @@ FuseExecutable *compile(const char *text, size_t size,
   }
   FuseCompileOptions none{};
   const FuseCompileOptions &opts = options ? *options : none;
-  std::string pipeline = orDefault(opts.pipeline, "fuse-pipeline");
   std::string sourceName = orDefault(opts.source_name, "<graph>");
-  registerPassesOnce();
+  ::fuse::driver::CompileOptions compileOptions;
+  compileOptions.entry = orDefault(opts.entry, "");
+  compileOptions.graphName = opts.source_name && *opts.source_name
+                                 ? "'" + sourceName + "'"
+                                 : std::string("the graph");
+  compileOptions.entryHint = "name the entry";
+  compileOptions.pipeline = orDefault(opts.pipeline, "fuse-pipeline");
+  compileOptions.pipelineFlag = "pipeline";
+  compileOptions.arch = orDefault(opts.arch, "");
+  compileOptions.defaultArch = currentArch;
+  ::fuse::driver::registerPipelinePasses();
 
   DialectRegistry registry;
-  registry.insert<mlir::fuse::FuseDialect, func::FuncDialect>();
+  ::fuse::driver::registerGraphDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Every diagnostic (parser, verifier, passes, code generator) is kept,
@@ -92,64 +81,21 @@ FuseExecutable *compile(const char *text, size_t size,
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(text, size), sourceName),
       llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnosticStream);
-  auto failWith = [&](const std::string &what) -> FuseExecutable * {
+  ::fuse::driver::Compilation compilation;
+  ::fuse::driver::DriverError error;
+  if (failed(::fuse::driver::compileGraph(context, sourceMgr, compileOptions,
+                                          compilation, error))) {
     diagnosticStream.flush();
-    std::string message = what;
+    std::string message = error.message;
     if (!diagnostics.empty())
       message += ":\n" + diagnostics;
     while (!message.empty() && message.back() == '\n')
       message.pop_back();
     setLastError(message);
     return nullptr;
-  };
-
-  std::vector<mlir::fuse::PhaseTime> phases;
-  auto started = std::chrono::steady_clock::now();
-  auto lap = [&](const char *name) {
-    auto now = std::chrono::steady_clock::now();
-    phases.push_back({name, std::chrono::duration<double>(now - started).count()});
-    started = now;
-  };
-  OwningOpRef<ModuleOp> module = mlir::fuse::parseGraph(sourceMgr, &context);
-  if (!module)
-    return failWith("cannot parse " + sourceName);
-  if (failed(mlir::fuse::verifyGraphTypes(*module)))
-    return failWith("unsupported types in " + sourceName);
-  lap("parse and verify");
-  std::string error;
-  std::string where = opts.source_name && *opts.source_name
-                          ? "'" + sourceName + "'"
-                          : std::string("the graph");
-  FailureOr<func::FuncOp> func = mlir::fuse::findEntryFunction(
-      *module, orDefault(opts.entry, ""), where, "name the entry", error);
-  if (failed(func))
-    return failWith(error);
-  // A graph written after fuse-pipeline (fuse-opt's output) is planned
-  // already; running the pipeline again would plan it twice.
-  if (!mlir::fuse::isPlanned(*func)) {
-    std::string name = (*func).getSymName().str();
-    if (failed(mlir::fuse::runPipeline(*module, pipeline, "pipeline", error,
-                                       &phases)))
-      return failWith(error);
-    func = module->lookupSymbol<func::FuncOp>(name);
-    if (!*func)
-      return failWith("the pipeline '" + pipeline + "' removed @" + name);
   }
-  std::string arch = orDefault(opts.arch, "");
-  if (arch.empty()) {
-    FailureOr<std::string> current = currentArch(error);
-    if (failed(current))
-      return failWith(error);
-    arch = *current;
-  }
-  started = std::chrono::steady_clock::now();
-  FailureOr<rt::Executable> executable =
-      ::fuse::codegen::buildExecutable(*func, {arch});
-  if (failed(executable))
-    return failWith("code generation failed for @" + (*func).getSymName().str());
-  lap("code generation");
-  auto *result = new FuseExecutable{std::move(*executable), {}};
-  for (const mlir::fuse::PhaseTime &phase : phases)
+  auto *result = new FuseExecutable{std::move(compilation.executable), {}};
+  for (const mlir::fuse::PhaseTime &phase : compilation.phases)
     result->compilePhases.emplace_back(phase.name, phase.seconds);
   return result;
 }

@@ -9,15 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaRun.h"
-#include "CompareOutputs.h"
-#include "RunSupport.h"
 
-#include "fuse/Codegen/Codegen.h"
-#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Runtime/Calibration.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Runtime/Executor.h"
+#include "fuse/ToolSupport/CompareOutputs.h"
+#include "fuse/ToolSupport/RunSupport.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -123,10 +121,11 @@ LogicalResult profileStep(rt::Executor &executor, const std::vector<void *> &in,
 
 } // namespace
 
-LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
-                                    func::FuncOp func,
-                                    const std::vector<HostTensor> &inputs,
-                                    const CudaRunOptions &options) {
+LogicalResult
+mlir::fuse::runOnCuda(::fuse::driver::Compilation &compilation,
+                      const ::fuse::driver::CompileOptions &compileOptions,
+                      const std::vector<HostTensor> &inputs,
+                      const CudaRunOptions &options) {
   rt::StatusOr<rt::DeviceInfo> device = rt::queryDevice();
   if (!device)
     return fail(device.status());
@@ -142,32 +141,30 @@ LogicalResult mlir::fuse::runOnCuda(MLIRContext &context, ModuleOp module,
                  << rt::calibrationPath(options.cacheDir, device->name) << "\n";
   }
 
+  // The parsed graph stays as it is: the reference interpreter runs it, and
+  // inputs are bound, and outputs compared, by its signature.
+  ::fuse::driver::CompileOptions planOptions = compileOptions;
+  planOptions.keepParsed = true;
+  ::fuse::driver::DriverError error;
   auto start = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> planned = module.clone();
-  auto plannedFunc = planned->lookupSymbol<func::FuncOp>(func.getSymName());
-  if (!isPlanned(plannedFunc)) {
-    FailureOr<OwningOpRef<ModuleOp>> transformed =
-        applyPipeline(context, module, options.pipeline, "--pipeline");
-    if (failed(transformed))
-      return failure();
-    planned = std::move(*transformed);
-    plannedFunc = planned->lookupSymbol<func::FuncOp>(func.getSymName());
-  }
-  // Inputs are bound, and outputs compared, by the graph's own signature.
-  if (!plannedFunc || plannedFunc.getFunctionType() != func.getFunctionType())
+  if (failed(::fuse::driver::planGraph(compilation, planOptions, error)))
+    return reportError(error);
+  func::FuncOp func = compilation.entry;
+  func::FuncOp plannedFunc = compilation.planned;
+  if (plannedFunc.getFunctionType() != func.getFunctionType())
     return reportError(
-        "the pipeline '" + options.pipeline + "' changed the signature of @" +
+        "the pipeline '" + planOptions.pipeline + "' changed the signature of @" +
         func.getSymName().str() +
         " (fuse-pipeline{amp=f16} adds the loss-scaling state to a training "
         "step's arguments and results): write the transformed graph with "
         "fuse-opt and run that file");
   double pipelineMs = millisecondsSince(start);
   start = std::chrono::steady_clock::now();
-  FailureOr<rt::Executable> executable =
-      ::fuse::codegen::buildExecutable(plannedFunc, {device->arch()});
-  if (failed(executable))
-    return failure();
+  if (failed(::fuse::driver::generateExecutable(compilation, device->arch(),
+                                                error)))
+    return reportError(error);
   double codegenMs = millisecondsSince(start);
+  const rt::Executable *executable = &compilation.executable;
   if (!options.saveExecutable.empty())
     if (rt::Status status = rt::writeExecutableFile(*executable, options.saveExecutable); !status)
       return fail(status);

@@ -3,6 +3,7 @@
 #ifndef FUSE_TOOLS_FUSE_RUN_CUDARUN_H
 #define FUSE_TOOLS_FUSE_RUN_CUDARUN_H
 
+#include "fuse/Driver/Driver.h"
 #include "fuse/Interpreter/Inputs.h"
 #include "fuse/Support/HostTensor.h"
 
@@ -15,9 +16,6 @@
 namespace mlir::fuse {
 
 struct CudaRunOptions {
-  /// Applied to the graph before code generation unless it is planned
-  /// already (has fuse.arena_size).
-  std::string pipeline = "fuse-pipeline";
   bool check = false;
   int iterations = 20;
   int warmup = 3;
@@ -37,11 +35,13 @@ struct CudaRunOptions {
   bool counters = true;
 };
 
-/// Compiles `func` for the GPU, runs it on `inputs`, prints compile times,
-/// step time and kernel count; with `check`, compares every output with the
-/// CPU reference interpreter's. Errors are reported and fail.
-LogicalResult runOnCuda(MLIRContext &context, ModuleOp module,
-                        func::FuncOp func,
+/// Compiles the parsed graph of `compilation` for the GPU (the compile
+/// driver's pipeline and code generation steps, under `compileOptions`, the
+/// parsed module kept), runs it on `inputs`, prints compile times, step time
+/// and kernel count; with `check`, compares every output with the CPU
+/// reference interpreter's. Errors are reported and fail.
+LogicalResult runOnCuda(::fuse::driver::Compilation &compilation,
+                        const ::fuse::driver::CompileOptions &compileOptions,
                         const std::vector<::fuse::HostTensor> &inputs,
                         const CudaRunOptions &options);
 

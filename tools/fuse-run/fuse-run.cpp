@@ -22,27 +22,23 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CompareOutputs.h"
 #ifdef FUSE_ENABLE_CUDA
 #include "CudaRun.h"
 #endif
-#include "RunSupport.h"
 
-#include "fuse/Dialect/Fuse/IR/FuseDialect.h"
-#include "fuse/Dialect/Fuse/Transforms/Passes.h"
 #include "fuse/Interpreter/Inputs.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/Comparison.h"
 #include "fuse/Support/HumanSize.h"
 #include "fuse/Support/Npy.h"
+#include "fuse/ToolSupport/CompareOutputs.h"
+#include "fuse/ToolSupport/RunSupport.h"
 #include "TestPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -223,12 +219,14 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                          "K, M, G or T (powers of 1024), e.g. 512M or 16G");
   }
 
-  OwningOpRef<ModuleOp> module = loadGraph(context, sourceMgr, graphPath);
-  if (!module)
+  ::fuse::driver::CompileOptions compileOptions =
+      graphOptions(graphPath, entry, pipeline);
+  ::fuse::driver::Compilation compilation;
+  if (failed(loadGraph(context, sourceMgr, graphPath, compileOptions,
+                       compilation)))
     return failure();
-  FailureOr<func::FuncOp> func = selectEntry(*module, entry, graphPath);
-  if (failed(func))
-    return failure();
+  ModuleOp module = *compilation.module;
+  func::FuncOp func = compilation.entry;
 
   std::optional<int64_t> fallbackBound;
   if (indexBound.getNumOccurrences()) {
@@ -237,12 +235,12 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                          std::to_string(indexBound));
     fallbackBound = indexBound;
   }
-  std::vector<ArgumentInfo> arguments = describeArguments(*func, fallbackBound);
-  if (failed(checkUniqueNames(*func, arguments)))
+  std::vector<ArgumentInfo> arguments = describeArguments(func, fallbackBound);
+  if (failed(checkUniqueNames(func, arguments)))
     return failure();
   // Before anything is allocated: what the run will hold on the host.
   bool interprets = device == "cpu" || check;
-  if (failed(checkHostMemory(*func, interprets, !expectedPath.empty(),
+  if (failed(checkHostMemory(func, interprets, !expectedPath.empty(),
                              memoryLimit)))
     return failure();
 
@@ -261,7 +259,7 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   // Read the reference arrays before running: a bad file fails at once.
   std::vector<HostTensor> expected;
   if (!expectedPath.empty()) {
-    FailureOr<std::vector<HostTensor>> loaded = loadExpected(expectedPath, *func);
+    FailureOr<std::vector<HostTensor>> loaded = loadExpected(expectedPath, func);
     if (failed(loaded))
       return failure();
     expected = std::move(*loaded);
@@ -290,7 +288,6 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 #ifdef FUSE_ENABLE_CUDA
   if (device == "cuda") {
     CudaRunOptions options;
-    options.pipeline = pipeline;
     options.check = check;
     options.iterations = iterations;
     options.useCudaGraph = !noCudaGraph;
@@ -304,28 +301,28 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     options.calibrate = calibrate;
     options.peakTflops = peakTflops;
     options.counters = !noCounters;
-    return runOnCuda(context, *module, *func, inputs, options);
+    return runOnCuda(compilation, compileOptions, inputs, options);
   }
 #endif
 
   double milliseconds = 0;
-  FailureOr<std::vector<HostTensor>> outputs = runTimed(*func, inputs, milliseconds);
+  FailureOr<std::vector<HostTensor>> outputs = runTimed(func, inputs, milliseconds);
   if (failed(outputs))
     return failure();
 
-  printSummary(llvm::outs(), *func, arguments, inputs, inputsPath.empty(),
+  printSummary(llvm::outs(), func, arguments, inputs, inputsPath.empty(),
                seed, *outputs, milliseconds);
   if (!outputsPath.empty() &&
-      failed(saveOutputs(outputsPath, *func, *outputs)))
+      failed(saveOutputs(outputsPath, func, *outputs)))
     return failure();
 
   // Both comparisons run even if the first fails.
   bool matches = true;
   if (!expectedPath.empty())
-    matches &= succeeded(checkExpected(llvm::outs(), expectedPath, *func,
+    matches &= succeeded(checkExpected(llvm::outs(), expectedPath, func,
                                        *outputs, expected, expectedTolerance));
   if (checkPipeline.getNumOccurrences())
-    matches &= succeeded(checkAgainstPipeline(context, *module, *func,
+    matches &= succeeded(checkAgainstPipeline(context, module, func,
                                               checkPipeline, inputs, *outputs));
   return success(matches);
 }
@@ -334,9 +331,7 @@ LogicalResult run(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  registerTransformsPasses();
-  registerFusePasses();
-  registerFusePipeline();
+  ::fuse::driver::registerPipelinePasses();
   mlir::fuse::test::registerTestPasses();
   cl::HideUnrelatedOptions({&runCategory, &cudaCategory});
   cl::ParseCommandLineOptions(
@@ -345,7 +340,7 @@ int main(int argc, char **argv) {
       "compiled, on the GPU\n");
 
   DialectRegistry registry;
-  registry.insert<FuseDialect, func::FuncDialect>();
+  ::fuse::driver::registerGraphDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // Diagnostics print with file:line:col; errors are failures below.

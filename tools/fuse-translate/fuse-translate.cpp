@@ -5,28 +5,22 @@
 //   fuse-translate GRAPH.mlir --nvrtc-check    compile every kernel with NVRTC
 //                                              and check registers and spills
 //
-// The graph goes through fuse-pipeline first unless it is planned already
-// (has fuse.arena_size). --emit-cuda's output compiles with NVRTC (or nvcc)
+// The graph goes through the compile driver (include/fuse/Driver/Driver.h):
+// fuse-pipeline first unless it is planned already (has fuse.arena_size). --emit-cuda's output compiles with NVRTC (or nvcc)
 // as it is: the kernels/ helpers it uses are inlined.
 //
 //===----------------------------------------------------------------------===//
 
-#include "RunSupport.h"
-
-#include "fuse/Codegen/Codegen.h"
-#include "fuse/Dialect/Fuse/IR/FuseDialect.h"
-#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
-#include "fuse/Dialect/Fuse/Transforms/Passes.h"
+#include "fuse/Driver/Driver.h"
 #include "fuse/Runtime/ExecutableIO.h"
 #include "fuse/Runtime/TranslationUnit.h"
+#include "fuse/ToolSupport/RunSupport.h"
 #ifdef FUSE_ENABLE_CUDA
 #include "fuse/Runtime/KernelCompiler.h"
 #endif
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -131,27 +125,19 @@ LogicalResult nvrtcCheck(const rt::Executable &executable, llvm::raw_ostream &os
 }
 
 LogicalResult translate(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-  OwningOpRef<ModuleOp> module = loadGraph(context, sourceMgr, graphPath);
-  if (!module)
+  if (failed(readGraphFile(sourceMgr, graphPath)))
     return failure();
-  FailureOr<func::FuncOp> func = selectEntry(*module, entry, graphPath);
-  if (failed(func))
-    return failure();
-  if (!isPlanned(*func)) {
-    FailureOr<OwningOpRef<ModuleOp>> planned =
-        applyPipeline(context, *module, pipeline, "--pipeline");
-    if (failed(planned))
-      return failure();
-    std::string name = func->getSymName().str();
-    module = std::move(*planned);
-    func = module->lookupSymbol<func::FuncOp>(name);
-  }
-  FailureOr<rt::Executable> executable =
-      ::fuse::codegen::buildExecutable(*func, {arch});
-  if (failed(executable))
-    return failure();
+  ::fuse::driver::CompileOptions options =
+      graphOptions(graphPath, entry, pipeline);
+  options.arch = arch;
+  ::fuse::driver::Compilation compilation;
+  ::fuse::driver::DriverError driverError;
+  if (failed(::fuse::driver::compileGraph(context, sourceMgr, options,
+                                          compilation, driverError)))
+    return reportError(driverError);
+  const rt::Executable &executable = compilation.executable;
   if (!saveExecutable.empty())
-    if (rt::Status status = rt::writeExecutableFile(*executable, saveExecutable); !status)
+    if (rt::Status status = rt::writeExecutableFile(executable, saveExecutable); !status)
       return reportError(status.message());
 
   std::string error;
@@ -161,13 +147,13 @@ LogicalResult translate(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   LogicalResult result = success();
   switch (action) {
   case Action::EmitCuda:
-    output->os() << rt::translationUnit(*executable);
+    output->os() << rt::translationUnit(executable);
     break;
   case Action::EmitPlan:
-    output->os() << rt::formatPlan(*executable);
+    output->os() << rt::formatPlan(executable);
     break;
   case Action::NvrtcCheck:
-    result = nvrtcCheck(*executable, output->os());
+    result = nvrtcCheck(executable, output->os());
     break;
   }
   output->keep();
@@ -179,14 +165,12 @@ LogicalResult translate(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   setToolName("fuse-translate");
-  registerTransformsPasses();
-  registerFusePasses();
-  registerFusePipeline();
+  ::fuse::driver::registerPipelinePasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv, "fuse-translate: a fuse graph to CUDA kernels and a launch plan\n");
   DialectRegistry registry;
-  registry.insert<FuseDialect, func::FuncDialect>();
+  ::fuse::driver::registerGraphDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSE_TOOLS_FUSE_RUN_COMPAREOUTPUTS_H
-#define FUSE_TOOLS_FUSE_RUN_COMPAREOUTPUTS_H
+#ifndef FUSE_TOOLSUPPORT_COMPAREOUTPUTS_H
+#define FUSE_TOOLSUPPORT_COMPAREOUTPUTS_H
 
 #include "fuse/Support/HostTensor.h"
 
@@ -46,4 +46,4 @@ LogicalResult checkExpected(llvm::raw_ostream &os, const std::string &path,
 
 } // namespace mlir::fuse
 
-#endif // FUSE_TOOLS_FUSE_RUN_COMPAREOUTPUTS_H
+#endif // FUSE_TOOLSUPPORT_COMPAREOUTPUTS_H

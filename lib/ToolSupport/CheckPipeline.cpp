@@ -1,7 +1,7 @@
 //===- CheckPipeline.cpp - Does a pass pipeline keep a graph's meaning? ---===//
 
-#include "CompareOutputs.h"
-#include "RunSupport.h"
+#include "fuse/ToolSupport/CompareOutputs.h"
+#include "fuse/ToolSupport/RunSupport.h"
 
 #include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
@@ -34,9 +34,11 @@ static void collectFloatDTypes(func::FuncOp func, std::vector<DType> &dtypes) {
   });
 }
 
-FailureOr<OwningOpRef<ModuleOp>>
-mlir::fuse::applyPipeline(MLIRContext &context, ModuleOp module,
-                          const std::string &pipeline, const std::string &flag) {
+/// A copy of `module` after `pipeline` (named `flag` in errors, which are
+/// reported).
+static FailureOr<OwningOpRef<ModuleOp>>
+applyPipeline(ModuleOp module, const std::string &pipeline,
+              const std::string &flag) {
   OwningOpRef<ModuleOp> transformed = module.clone();
   std::string error;
   if (failed(runPipeline(*transformed, pipeline, flag, error))) {
@@ -58,7 +60,7 @@ LogicalResult mlir::fuse::checkAgainstPipeline(
     const std::string &pipeline, const std::vector<HostTensor> &inputs,
     const std::vector<HostTensor> &reference) {
   FailureOr<OwningOpRef<ModuleOp>> transformed =
-      applyPipeline(context, module, pipeline, "--check-pipeline");
+      applyPipeline(module, pipeline, "--check-pipeline");
   if (failed(transformed))
     return failure();
   auto after = (**transformed).lookupSymbol<func::FuncOp>(func.getSymName());

@@ -1,8 +1,9 @@
-//===- RunSupport.h - The steps of fuse-run ---------------------*- C++ -*-===//
+//===- RunSupport.h - The steps fuse-run and fuse-translate share -*- C++ -*-===//
 
-#ifndef FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
-#define FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
+#ifndef FUSE_TOOLSUPPORT_RUNSUPPORT_H
+#define FUSE_TOOLSUPPORT_RUNSUPPORT_H
 
+#include "fuse/Driver/Driver.h"
 #include "fuse/Interpreter/Inputs.h"
 #include "fuse/Support/HostTensor.h"
 
@@ -27,15 +28,26 @@ void setToolName(const char *name);
 /// Prints "<tool>: error: MESSAGE" to stderr; always fails.
 LogicalResult reportError(const std::string &message);
 
-/// Parses and verifies the graph, with verifyGraphTypes after the op
-/// verifiers (diagnostics go through `sourceMgr`).
-OwningOpRef<ModuleOp> loadGraph(MLIRContext &context,
-                                llvm::SourceMgr &sourceMgr,
-                                const std::string &path);
+/// Reports a step of the compile driver that failed, unless the diagnostics
+/// printed already said it all (DriverError::diagnosed); always fails.
+LogicalResult reportError(const ::fuse::driver::DriverError &error);
 
-/// The function named `entry`, or the module's only function.
-FailureOr<func::FuncOp> selectEntry(ModuleOp module, const std::string &entry,
-                                    const std::string &path);
+/// The compile driver's options for the graph file `path` (named so in
+/// messages), the function `entry` (--entry) and `pipeline` (--pipeline).
+::fuse::driver::CompileOptions graphOptions(const std::string &path,
+                                            const std::string &entry,
+                                            const std::string &pipeline);
+
+/// Reads the graph file `path` ("-": stdin) into `sourceMgr`; an error
+/// names the file and is reported.
+LogicalResult readGraphFile(llvm::SourceMgr &sourceMgr, const std::string &path);
+
+/// readGraphFile, then the driver's first step (parse, graph type check,
+/// entry function) into `compilation`; errors are reported.
+LogicalResult loadGraph(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                        const std::string &path,
+                        const ::fuse::driver::CompileOptions &options,
+                        ::fuse::driver::Compilation &compilation);
 
 /// Fails, naming both indices, if two arguments or two results of `func` go
 /// by one name (an explicit fuse.name equal to another's default argN/outN:
@@ -76,12 +88,6 @@ void printSummary(llvm::raw_ostream &os, func::FuncOp func,
                   const std::vector<::fuse::HostTensor> &outputs,
                   double milliseconds);
 
-/// A copy of `module` after `pipeline` (named `flag` in errors, which are
-/// reported).
-FailureOr<OwningOpRef<ModuleOp>> applyPipeline(MLIRContext &context,
-                                               ModuleOp module,
-                                               const std::string &pipeline,
-                                               const std::string &flag);
 /// The relative tolerance of comparing two versions of a graph: that of the
 /// least precise float dtype either uses.
 double toleranceOfGraphs(func::FuncOp before, func::FuncOp after);
@@ -97,4 +103,4 @@ LogicalResult checkAgainstPipeline(MLIRContext &context, ModuleOp module,
 
 } // namespace mlir::fuse
 
-#endif // FUSE_TOOLS_FUSE_RUN_RUNSUPPORT_H
+#endif // FUSE_TOOLSUPPORT_RUNSUPPORT_H

@@ -1,17 +1,12 @@
 //===- RunSupport.cpp - Loading graphs and inputs, reporting results ------===//
 
-#include "RunSupport.h"
+#include "fuse/ToolSupport/RunSupport.h"
 
-#include "fuse/Dialect/Fuse/IR/GraphParsing.h"
-#include "fuse/Dialect/Fuse/IR/GraphVerification.h"
-#include "fuse/Dialect/Fuse/Transforms/GraphDriver.h"
 #include "fuse/Interpreter/Interpreter.h"
 #include "fuse/Support/CheckedMath.h"
 #include "fuse/Support/HumanSize.h"
 #include "fuse/Support/Npy.h"
 
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
@@ -33,35 +28,46 @@ LogicalResult mlir::fuse::reportError(const std::string &message) {
   return failure();
 }
 
-OwningOpRef<ModuleOp> mlir::fuse::loadGraph(MLIRContext &context,
-                                            llvm::SourceMgr &sourceMgr,
-                                            const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
-  if (std::error_code error = buffer.getError()) {
-    (void)reportError("cannot open graph '" + path + "': " + error.message());
-    return nullptr;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  // Parsing (after the nesting check of GraphParsing.h) verifies the
-  // module; errors are printed as diagnostics. The
-  // graph type check then rejects what op verifiers cannot see (a dynamic
-  // or oversized function argument), before anything allocates or plans
-  // memory for it.
-  OwningOpRef<ModuleOp> module = parseGraph(sourceMgr, &context);
-  if (module && failed(verifyGraphTypes(*module)))
-    return nullptr;
-  return module;
+LogicalResult
+mlir::fuse::reportError(const ::fuse::driver::DriverError &error) {
+  if (error.diagnosed)
+    return failure();
+  return reportError(error.message);
 }
 
-FailureOr<func::FuncOp> mlir::fuse::selectEntry(ModuleOp module,
-                                                const std::string &entry,
-                                                const std::string &path) {
-  std::string error;
-  FailureOr<func::FuncOp> func = findEntryFunction(
-      module, entry, "'" + path + "'", "choose one with --entry", error);
-  if (failed(func))
-    (void)reportError(error);
-  return func;
+::fuse::driver::CompileOptions
+mlir::fuse::graphOptions(const std::string &path, const std::string &entry,
+                         const std::string &pipeline) {
+  ::fuse::driver::CompileOptions options;
+  options.entry = entry;
+  options.graphName = "'" + path + "'";
+  options.entryHint = "choose one with --entry";
+  options.pipeline = pipeline;
+  options.pipelineFlag = "--pipeline";
+  return options;
+}
+
+LogicalResult mlir::fuse::readGraphFile(llvm::SourceMgr &sourceMgr,
+                                        const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (std::error_code error = buffer.getError())
+    return reportError("cannot open graph '" + path + "': " + error.message());
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  return success();
+}
+
+LogicalResult mlir::fuse::loadGraph(MLIRContext &context,
+                                    llvm::SourceMgr &sourceMgr,
+                                    const std::string &path,
+                                    const ::fuse::driver::CompileOptions &options,
+                                    ::fuse::driver::Compilation &compilation) {
+  if (failed(readGraphFile(sourceMgr, path)))
+    return failure();
+  ::fuse::driver::DriverError error;
+  if (failed(::fuse::driver::parseGraph(context, sourceMgr, options,
+                                        compilation, error)))
+    return reportError(error);
+  return success();
 }
 
 /// Fails if two of `names` are equal; `what` is "argument" or "result".

@@ -1,8 +1,8 @@
 //===- CompareOutputs.cpp - Comparing outputs with references -------------===//
 
-#include "CompareOutputs.h"
+#include "fuse/ToolSupport/CompareOutputs.h"
 
-#include "RunSupport.h"
+#include "fuse/ToolSupport/RunSupport.h"
 
 #include "fuse/Interpreter/Inputs.h"
 #include "fuse/Interpreter/Interpreter.h"
