@@ -40,6 +40,26 @@ def test_a_slab_is_reused_once_its_holder_lets_go_and_never_while_held():
 
 
 @needs_use_count
+def test_a_slab_still_held_stays_known_when_the_pool_lets_it_go():
+    # More forwards than pooled slabs before any backward (one dynamo graph
+    # run for every layer): each backward must still find its slab.
+    saved = SavedValues()
+    layout = Layout([(0, 64, ["x"])])
+    pool = SlabPool(layout, torch.device("cpu"), saved)
+    held = [pool.take().detach() for _ in range(_saved_slabs.POOLED_SLABS + 3)]
+    gc.collect()
+    assert len({h.data_ptr() for h in held}) == len(held)
+    assert all(saved.layout_at(h) is layout for h in held)
+    addresses = [h.data_ptr() for h in held]
+    del held
+    gc.collect()
+    pool.take()  # lets go of the retired slabs nothing holds any more
+    gc.collect()
+    assert not pool.retired and len(saved.by_address) <= _saved_slabs.POOLED_SLABS + 1
+    assert sum(a in saved.by_address for a in addresses) <= _saved_slabs.POOLED_SLABS
+
+
+@needs_use_count
 def test_the_backward_finds_a_slabs_layout_by_its_address_and_nothing_else():
     saved = SavedValues()
     layout = Layout([(0, 64, ["x"])])

@@ -103,15 +103,24 @@ class SlabPool:
     def __init__(self, layout, device, saved):
         self.layout, self.device, self.saved = layout, device, saved
         self.free = []  # [(slab, storage key)]
+        # Slabs out of the pool that a backward to come still holds (through
+        # an alias): kept, and so their addresses known, until let go. A
+        # forward called more than POOLED_SLABS times before its backwards
+        # (one dynamo graph run for every layer, as after a graph break)
+        # would otherwise drop a slab whose backward then cannot find it.
+        self.retired = []
 
     def take(self):
         """A slab nothing else holds: a pooled one, else a new one."""
+        if self.retired:
+            self.retired = [(slab, (key, baseline)) for slab, (key, baseline) in self.retired
+                            if _use_count is not None and _use_count(key) != baseline]
         for slab, (key, baseline) in self.free:
             if _use_count is not None and _use_count(key) == baseline:
                 return slab
         slab = torch.empty(self.layout.nbytes, dtype=torch.uint8, device=self.device)
         self.saved._register(slab, self.layout)
         if len(self.free) >= POOLED_SLABS:
-            self.free.pop(0)  # its holder keeps it alive as long as it needs it
+            self.retired.append(self.free.pop(0))
         self.free.append((slab, _storage_key(slab)))
         return slab
