@@ -546,3 +546,31 @@ def test_no_warm_compile_skips_the_second_process_and_says_so(monkeypatch):
     assert calls == ["measure"] and row["compile_warm_s"] is None
     assert "not measured" in runner.method(dict(runner.DEFAULT_SETTINGS, warm_compile=False))["compile"]
     assert "--no-warm-compile" in cli.parser_for("run.py", "", "nanogpt").format_help()
+
+
+def test_compile_collect_keeps_the_newest_row_and_says_what_is_left(tmp_path):
+    spec = importlib.util.spec_from_file_location("compile_collect", ROOT / "bench" / "compile" / "collect.py")
+    collect = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(collect)
+
+    def results(rows):
+        return {"gpu": "G", "date": "D", "torch": "T", "rows": [dict(model="m", mode="train", **r) for r in rows]}
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(results([
+        {"system": "inductor", "compile_cold_s": 30.0, "compile_warm_s": 25.0},
+        {"system": "fuse-compile", "compile_cold_s": 20.0, "compile_warm_s": 18.0},
+        {"system": "eager", "compile_cold_s": None}])))
+    new.write_text(json.dumps(results([
+        {"system": "fuse-compile", "compile_cold_s": 12.0, "compile_warm_s": None,
+         "compile_phases": {"retrace": 2.0, "load": 1.0}},
+        {"system": "fuse-step", "compile_cold_s": 4.0, "compile_warm_s": 0.4}])))
+    out = tmp_path / "latest.json"
+    assert collect.main([str(old), str(new), "-o", str(out)]) == 0
+    rows = {r["system"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"inductor", "fuse-compile", "fuse-step"}
+    fuse = rows["fuse-compile"]
+    assert fuse["cold_s"] == 12.0 and fuse["outside_fuse_s"] == 9.0
+    assert "cold 12.0 s > 5 s" in fuse["left"] and "warm not measured" in fuse["left"] and "2.5x" in fuse["left"]
+    assert rows["fuse-step"]["left"] == ""  # 4 s cold, 0.4 s warm, 7.5x Inductor's
+    table = collect.markdown(json.loads(out.read_text()))
+    assert "| m | train | 30.0 / 25.0 | - | 12.0 / - | 4.0 / 0.4 | retrace 2.0, load 1.0; outside them 9.0 |" in table
