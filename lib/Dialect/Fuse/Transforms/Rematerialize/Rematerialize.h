@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSE_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_H
-#define FUSE_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_H
+#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_REMATERIALIZE_H
+#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_REMATERIALIZE_H
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
@@ -77,4 +77,4 @@ Value viewRoot(Value value);
 
 } // namespace mlir::fuse::remat
 
-#endif // FUSE_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_H
+#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_REMATERIALIZE_REMATERIALIZE_H

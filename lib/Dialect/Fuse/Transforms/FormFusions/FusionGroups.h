@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
-#define FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
+#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONGROUPS_H
+#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONGROUPS_H
 
 #include "fuse/Analysis/CostFormulas.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
@@ -114,4 +114,4 @@ void materializeGroup(const Group &group);
 
 } // namespace mlir::fuse::fusion
 
-#endif // FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONGROUPS_H
+#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONGROUPS_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONLEGALITY_H
-#define FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONLEGALITY_H
+#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONLEGALITY_H
+#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONLEGALITY_H
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
@@ -61,4 +61,4 @@ classifyGroup(ArrayRef<Operation *> ops,
 
 } // namespace mlir::fuse::fusion
 
-#endif // FUSE_DIALECT_FUSE_TRANSFORMS_FUSIONLEGALITY_H
+#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_FORMFUSIONS_FUSIONLEGALITY_H

@@ -33,7 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoMixedPrecision.h"
-#include "Decompose.h"
+#include "Decompose/Decompose.h"
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 

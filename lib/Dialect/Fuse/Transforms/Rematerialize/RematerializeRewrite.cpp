@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FusionLegality.h"
+#include "FormFusions/FusionLegality.h"
 #include "Rematerialize.h"
 
 #include "fuse/Analysis/CostModel.h"

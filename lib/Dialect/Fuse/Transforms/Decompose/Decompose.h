@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_H
-#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_H
+#ifndef FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_DECOMPOSE_H
+#define FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_DECOMPOSE_H
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
@@ -83,4 +83,4 @@ Value broadcastKept(ImplicitLocOpBuilder &b, Value value,
 } // namespace decompose
 } // namespace mlir::fuse
 
-#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_H
+#endif // FUSE_LIB_DIALECT_FUSE_TRANSFORMS_DECOMPOSE_DECOMPOSE_H
