@@ -701,6 +701,30 @@ class _outside_tracing:
             context.__exit__(*exc)
 
 
+def _failing_node(gm, error):
+    """The name of the call in `gm` whose re-trace raised `error` (a
+    TracingError: torch.fx's Interpreter names the node it was executing),
+    or None."""
+    import re
+    original = getattr(error, "original", None)
+    for name in re.findall(r"While executing %([\w.]+)", str(original) if original is not None else ""):
+        node = next((n for n in gm.graph.nodes if n.name == name), None)
+        if node is not None and node.op == "call_function":
+            return name
+    return None
+
+
+class _TorchArguments:
+    """A split graph (dynamo/_partition.py) called with its arguments as
+    torch ops take them (a backward's saved values out of their slabs)."""
+
+    def __init__(self, split, in_torch):
+        self.split, self.in_torch = split, in_torch
+
+    def __call__(self, args):
+        return self.split(self.in_torch(args))
+
+
 class _FuseGraph:
     """An AOTAutograd graph (forward, backward or inference) as AOTAutograd
     calls it, compiled per input shapes."""
@@ -712,6 +736,7 @@ class _FuseGraph:
         self.last = None  # the specialization the last call ran, tried first
         self.eager_noted = False
         self.eager_gm = None
+        self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         # The forward (or inference) graph takes dynamo's inputs in order;
         # module buffers among them are baked in as constants.
         placeholders = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
@@ -749,10 +774,17 @@ class _FuseGraph:
                 key.append((tuple(a.shape), a.dtype, a.device))
         return tuple(key)
 
+    def _in_torch(self, args):
+        """`args` as torch ops take them: a backward's saved values out of
+        their slabs."""
+        if self.kind != "backward":
+            return args
+        return _saved_slabs.unpack(self.shared.saved, self.placeholders, args)
+
     def _eager(self, args):
         if self.eager_gm is None:
             self.eager_gm = _with_reshapes(self.gm)
-        return self.eager_gm(*args)
+        return self.eager_gm(*self._in_torch(args))
 
     def __call__(self, *args):
         # Boxed (one list), as AOTAutograd calls a forward; or unboxed, as it
@@ -800,10 +832,15 @@ class _FuseGraph:
             if self.shared.fallback == "error":
                 raise
             entry = None
-            if type(error).__name__ == "ExportError":  # ops Fuse cannot map: those in torch, the rest in Fuse
+            # Ops Fuse cannot map (ExportError), or the one whose re-trace
+            # failed (TracingError): those in torch, the rest in Fuse.
+            refused = _failing_node(self.gm, error) if type(error).__name__ == "TracingError" else None
+            if type(error).__name__ == "ExportError" or refused:
                 from .dynamo._partition import split_entry
-                entry = split_entry(self.gm, args, self.kind, self._constants(args), self.shared.options,
-                                    self.shared.constant_tensors)
+                split = split_entry(self.gm, self._in_torch(args), self.kind, self._constants(args),
+                                    self.shared.options, self.shared.constant_tensors,
+                                    refused=frozenset([refused] if refused else ()))
+                entry = None if split is None else _TorchArguments(split, self._in_torch)
             if entry is None:
                 if type(error).__name__ not in ("ExportError", "TracingError", "FuseError"):
                     error = RuntimeError(f"{type(error).__name__}: {error}")

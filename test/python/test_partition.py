@@ -311,3 +311,20 @@ def test_aot_autograd_forward_and_backward_split_match_eager():
     assert len(compiled_parts.graphs) == 4
     assert len(messages) == 2 and "aten.topk.default" in messages[0] and "aten.sort.default" in messages[0]
     assert "backward graph runs 0 op(s)" in messages[1]
+
+
+def test_a_node_whose_retrace_failed_is_named_and_left_to_torch():
+    from fuse.backend import _failing_node
+    gm = trace(routed, routed_inputs())
+
+    class Failure(Exception):
+        def __init__(self, message):
+            self.original = RuntimeError(message)
+    error = Failure("a CPU kernel refused it\n\nWhile executing %tanh : [num_users=1] = call_function[...]")
+    assert _failing_node(gm, error) == "tanh"
+    assert _failing_node(gm, Failure("While executing %no_such_node : ...")) is None
+    assert _failing_node(gm, Failure("no node named")) is None
+    # All mapped but tanh refused: a split that leaves tanh (with top-k and
+    # sort) to torch.
+    entry = split_entry(gm, routed_inputs(), "forward", frozenset(), {}, refused=frozenset(["tanh"]))
+    assert entry is not None and "tanh" in [n.name for n in entry.plan.unsupported]

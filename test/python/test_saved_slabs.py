@@ -98,3 +98,31 @@ def test_saved_positions_come_from_the_partition_by_name():
     # output too would not count at position 0.
     assert saved.saved_positions([loss, mm]) == frozenset({1})
     assert saved.saved_positions([mm, mm]) == frozenset({1})
+
+
+class _Placeholder:
+    """What unpack reads of a backward graph's placeholder."""
+
+    def __init__(self, name, traced=None):
+        self.name, self.meta = name, ({"val": traced} if traced is not None else {})
+
+
+def test_a_backward_that_runs_in_torch_gets_its_saved_values_out_of_the_slab():
+    # What a backward that falls back to torch (eagerly, or in a split's
+    # torch parts) receives: tensors, not the slab.
+    saved = SavedValues()
+    layout = Layout([(0, 2 * 3 * 4, ["x"]), (1, 4 * 2 * 2, ["w_t"])])
+    layout.bases.update({"x": ((2, 3), torch.float32), "w_t": ((2, 4), torch.bfloat16)})
+    layout.chains["w_t"] = [(torch.ops.aten.permute.default, ([1, 0],), {}, None)]
+    slab = torch.empty(layout.nbytes, dtype=torch.uint8)
+    saved._register(slab, layout)  # as SlabPool.take does (whose reuse needs torch 2)
+    x, w = torch.randn(2, 3), torch.randn(2, 4).to(torch.bfloat16)
+    slab[layout.offsets["x"]:layout.offsets["x"] + x.numel() * 4].view(torch.float32).copy_(x.reshape(-1))
+    slab[layout.offsets["w_t"]:layout.offsets["w_t"] + w.numel() * 2].view(torch.bfloat16).copy_(w.reshape(-1))
+    alias, tangent = slab.detach(), torch.randn(3)
+    placeholders = [_Placeholder("x"), _Placeholder("w_t", torch.empty(4, 2)), _Placeholder("tangents_1")]
+    got = _saved_slabs.unpack(saved, placeholders, [alias, alias, tangent])
+    assert torch.equal(got[0], x)
+    assert got[1].dtype == torch.float32 and torch.equal(got[1], w.t().float())  # replayed, cast as traced
+    assert got[2] is tangent
+    assert _saved_slabs.unpack(saved, placeholders, [x, w, tangent])[0] is x  # nothing in a slab: as given

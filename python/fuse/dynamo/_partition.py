@@ -303,18 +303,19 @@ class SplitGraph:
         return "\n".join(lines)
 
 
-def split_entry(gm, args, kind, constants, options, shared_constants=None):
+def split_entry(gm, args, kind, constants, options, shared_constants=None, refused=frozenset()):
     """For the torch.compile backend, after fuse.export refused `gm` whole
     (ExportError): a SplitGraph that compiles its Fuse parts as the backend
     compiles a whole graph (`backend._Specialized`, on the part's inputs of
     the first call), or None where splitting cannot help (no op is
     unsupported by the table, so the refusal was about one use of a mapped
     op; or no part is left for Fuse). `constants` are the positions of the
-    inputs the backend bakes in."""
+    inputs the backend bakes in; `refused` names nodes to leave to torch
+    although the table maps them (one whose re-trace failed)."""
     import warnings
     from .. import backend
     try:
-        plan = split(gm, constants)
+        plan = split(gm, constants, can_take=lambda node: node.name not in refused and supported(node))
     except Exception:  # a graph this module does not understand: the whole graph eagerly, as before
         return None
     if not plan.unsupported or not plan.fuse_parts:

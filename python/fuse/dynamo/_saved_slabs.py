@@ -21,6 +21,7 @@ its address (`SavedValues.layout_at`), so it never confuses the slabs of two
 specializations of the forward.
 """
 
+import math
 import weakref
 
 import torch
@@ -124,3 +125,32 @@ class SlabPool:
             self.retired.append(self.free.pop(0))
         self.free.append((slab, _storage_key(slab)))
         return slab
+
+
+def unpack(saved, placeholders, args):
+    """`args` (a backward graph's) with each saved value that arrives in a
+    slab as the torch tensor it stands for: a view of the slab at its
+    offset in the shape and dtype the forward stored, its view ops replayed
+    (_saved_views.py) and cast to the dtype traced for it. What a backward
+    gets where it runs in torch rather than in Fuse (eagerly, or in the
+    torch parts of a split), whose ops cannot read a slab."""
+    from ._saved_views import replay
+    unpacked = list(args)
+    for position, value in enumerate(args):
+        layout = saved.layout_at(value)
+        if layout is None or position >= len(placeholders):
+            continue
+        name = placeholders[position].name
+        if name not in layout.offsets:
+            continue
+        shape, dtype = layout.bases[name]
+        offset = layout.offsets[name]
+        nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+        tensor = value[offset:offset + nbytes].view(dtype).view(shape)
+        if name in layout.chains:
+            tensor = replay(tensor, layout.chains[name])
+        traced = placeholders[position].meta.get("val")
+        if traced is not None and tensor.dtype != traced.dtype:
+            tensor = tensor.to(traced.dtype)
+        unpacked[position] = tensor
+    return unpacked
