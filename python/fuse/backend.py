@@ -739,8 +739,7 @@ class _FuseGraph:
         self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         # The forward (or inference) graph takes dynamo's inputs in order;
         # module buffers among them are baked in as constants.
-        placeholders = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
-        self.buffers = (shared.buffer_positions if kind != "backward" and placeholders == shared.inputs
+        self.buffers = (shared.buffer_positions if kind != "backward" and len(self.placeholders) == shared.inputs
                         else frozenset())
 
     def _constants(self, args):

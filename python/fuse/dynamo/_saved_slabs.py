@@ -144,9 +144,9 @@ def unpack(saved, placeholders, args):
         if name not in layout.offsets:
             continue
         shape, dtype = layout.bases[name]
-        offset = layout.offsets[name]
-        nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
-        tensor = value[offset:offset + nbytes].view(dtype).view(shape)
+        # The slab's bytes from the offset on are whole elements (offsets and
+        # size are multiples of ALIGNMENT).
+        tensor = value[layout.offsets[name]:].view(dtype)[:math.prod(shape)].view(shape)
         if name in layout.chains:
             tensor = replay(tensor, layout.chains[name])
         traced = placeholders[position].meta.get("val")

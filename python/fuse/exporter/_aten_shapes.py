@@ -467,6 +467,16 @@ def gather_elements(cx, node, x, dim, index, sparse_grad=False):
     return gather(cx, flat, positions, 0, out)
 
 
+def _sources(cx, src, index, element):
+    """A scatter's sources as an operand, read over `index`'s shape only (as
+    torch reads them)."""
+    updates = operand(cx, src, src.shape, element)
+    for d, size in enumerate(index.shape):
+        if updates.shape[d] != size:
+            updates = slice_value(cx, updates, d, 0, size)
+    return updates
+
+
 @handles("aten.scatter_add.default")
 def scatter_add_elements(cx, node, x, dim, index, src):
     """torch.scatter_add: x with src[..i..] added at index[..i..] along dim
@@ -476,10 +486,7 @@ def scatter_add_elements(cx, node, x, dim, index, src):
     dim = normalize_dim(dim, out.rank)
     index = index_operand(cx, index)
     dest = reshape(cx, operand(cx, x, x.shape, out.element), [math.prod(out.shape)])
-    updates = operand(cx, src, src.shape, out.element)
-    for d, size in enumerate(index.shape):
-        if updates.shape[d] != size:
-            updates = slice_value(cx, updates, d, 0, size)
+    updates = _sources(cx, src, index, out.element)
     positions = _flat_positions(cx, out.shape, index, dim)
     flat = scatter_add(cx, dest, positions, updates, 0, TensorType(dest.shape, out.element))
     return reshape(cx, flat, out.shape)
@@ -498,13 +505,7 @@ def scatter_elements(cx, node, x, dim, index, src):
     dim = normalize_dim(dim, out.rank)
     index = index_operand(cx, index)
     index_type = TensorType(tuple(index.shape), out.element)
-    if isinstance(src, (Value, Const)):
-        updates = operand(cx, src, src.shape, out.element)
-        for d, size in enumerate(index.shape):
-            if updates.shape[d] != size:
-                updates = slice_value(cx, updates, d, 0, size)
-    else:
-        updates = cx.splat(src, index_type)
+    updates = _sources(cx, src, index, out.element) if isinstance(src, (Value, Const)) else cx.splat(src, index_type)
     positions = _flat_positions(cx, out.shape, index, dim)
     flat_type = TensorType((math.prod(out.shape),), out.element)
 
