@@ -153,9 +153,14 @@ def test_workload_names_are_checked():
     (["gpt3"], "unknown model 'gpt3'"),
     (["gpt2", "--steps", "0"], "--steps must be at least 1"),
     (["gpt2", "--append"], "--append needs an existing --output file"),
+    (["gpt2", "--devices", "3"], "--devices 3: this machine has 2 GPU(s)"),
+    (["gpt2", "--devices", "0,0"], "indices must be distinct, from 0 to 1"),
+    (["gpt2", "--devices", "1,2"], "indices must be distinct, from 0 to 1"),
+    (["gpt2", "--devices", "first"], "a count, comma-separated GPU indices or 'all'"),
 ])
 def test_bad_command_lines_are_usage_errors(argv, message, capsys, monkeypatch):
     monkeypatch.setattr(runner, "gpu_name", lambda: "a GPU")
+    monkeypatch.setattr(runner, "gpu_count", lambda: 2)
     monkeypatch.setattr(workloads, "preload", lambda chosen: None)
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv, prog="compare", description="")
@@ -473,7 +478,7 @@ def test_a_recipe_step_is_judged_by_its_first_update(no_autocast):
 def test_the_runner_measures_only_the_modes_a_workload_has(monkeypatch):
     measured = []
 
-    def fake_row(workload, mode, system, settings=None):
+    def fake_row(workload, mode, system, settings=None, device=None):
         measured.append((workload.name, mode, system))
         return dict(_row(workload.name, mode, system), error=None)
 
@@ -484,6 +489,46 @@ def test_the_runner_measures_only_the_modes_a_workload_has(monkeypatch):
                ["eager"], results, log=log)
     assert measured == [("bert-hf", "train", "eager"), ("nanogpt", "train", "eager"), ("nanogpt", "infer", "eager")]
     assert "bert-hf infer: not a mode of this workload (it has train)" in log.getvalue()
+
+
+def test_rows_spread_over_devices_run_side_by_side_one_per_gpu(monkeypatch):
+    import threading
+    import time as time_
+    running, seen, lock = {}, [], threading.Lock()
+
+    def fake_row(workload, mode, system, settings=None, device=None):
+        with lock:
+            assert device not in running, f"two rows at once on GPU {device}"
+            running[device] = system
+            seen.append((system, device, len(running)))
+        time_.sleep(0.05)
+        with lock:
+            del running[device]
+        return dict(_row(workload.name, mode, system), error=None)
+
+    monkeypatch.setattr(runner, "measure_row", fake_row)
+    saved = []
+    results = {"rows": []}
+    runner.run([workloads.resolve("nanogpt", "tiny")], ["train", "infer"], ["eager", "inductor", "fuse-compile"],
+               results, log=__import__("io").StringIO(), devices=[0, 3], save=lambda r: saved.append(len(r["rows"])))
+    assert len(results["rows"]) == 6 and saved[-1] == 6
+    assert {device for _, device, _ in seen} == {0, 3}
+    assert max(concurrent for _, _, concurrent in seen) == 2
+    # Sorted as a serial run would leave them, whatever order they ended in.
+    assert [(r["mode"], r["system"]) for r in results["rows"]] == [
+        (m, s) for m in ("train", "infer") for s in ("eager", "inductor", "fuse-compile")]
+    assert "2 rows at a time" in runner.method(dict(runner.DEFAULT_SETTINGS, devices=2))["processes"]
+
+
+def test_a_row_on_a_device_sees_only_that_gpu(monkeypatch):
+    envs = []
+
+    def child(function, *args, env=None, **kwargs):
+        envs.append(dict(env))
+        return {"ms": 1.0}
+    monkeypatch.setattr(runner, "run_in_child", child)
+    runner.measure_row(workloads.resolve("nanogpt", "tiny"), "train", "eager", device=2)
+    assert envs[0]["CUDA_VISIBLE_DEVICES"] == "2" and "FUSE_CACHE_DIR" in envs[0]
 
 
 def test_the_report_says_which_rows_are_whole_optimizer_steps():

@@ -129,7 +129,7 @@ def test_run_py_bad_arguments_are_usage_errors(argv, message, capsys, monkeypatc
 
 
 def _fake_run(calls):
-    def run(chosen, modes, systems_, results, *, save=None):
+    def run(chosen, modes, systems_, results, *, save=None, devices=None):
         calls.append(dict(models=[w.name for w in chosen], modes=modes, systems=systems_, results=results))
         if save:
             save(results)

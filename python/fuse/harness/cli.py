@@ -49,10 +49,38 @@ def parser_for(prog, description, default_models, default_systems=None, fuse_fal
                         help=f"back-to-back steps (default {THROUGHPUT_STEPS})")
     parser.add_argument("--warmup", type=int, default=WARMUP,
                         help=f"untimed steps after the first three (default {WARMUP})")
+    parser.add_argument("--devices", default=None,
+                        help="GPUs to spread the rows over, one row per GPU at a time: a count (the first N), "
+                             "comma-separated indices, or 'all' (default: the one GPU CUDA_VISIBLE_DEVICES "
+                             "shows first). The GPUs should be alike: every row of a file is read as the GPU "
+                             "it names")
     parser.add_argument("--no-warm-compile", dest="warm_compile", action="store_false",
                         help="skip each compiler row's warm-compile process (its compile_warm_s stays empty; "
                              "a run then takes about two thirds of the device time)")
     return parser
+
+
+def device_list(parser, text, count):
+    """The GPU indices --devices names, checked against the `count` GPUs
+    this process sees."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text == "all":
+        indices = list(range(count))
+    elif text.isdigit():
+        if not 1 <= int(text) <= count:
+            parser.error(f"--devices {text}: this machine has {count} GPU(s)")
+        indices = list(range(int(text)))
+    else:
+        try:
+            indices = [int(i) for i in text.split(",") if i.strip()]
+        except ValueError:
+            parser.error(f"--devices {text!r}: a count, comma-separated GPU indices or 'all'")
+        bad = [i for i in indices if not 0 <= i < count]
+        if not indices or bad or len(set(indices)) != len(indices):
+            parser.error(f"--devices {text!r}: indices must be distinct, from 0 to {count - 1}")
+    return indices
 
 
 def previous_results(path, fresh):
@@ -113,13 +141,15 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
     except ImportError as error:
         print(f"{prog}: {', '.join(models)} needs HuggingFace transformers ({error})", file=sys.stderr)
         return 2
-    gpu = runner.gpu_name()
+    gpu, count = runner.gpu_name(), runner.gpu_count()
     if gpu is None:
         print(f"{prog}: no CUDA device: the harness times steps on a GPU", file=sys.stderr)
         return 2
+    devices = device_list(parser, args.devices, count)
     command = " ".join([prog] + list(sys.argv[1:] if argv is None else argv))
     settings = dict(steps=args.steps, throughput_steps=args.throughput_steps, warmup=args.warmup,
-                    fuse_fallback=args.fuse_fallback, warm_compile=args.warm_compile)
+                    fuse_fallback=args.fuse_fallback, warm_compile=args.warm_compile,
+                    devices=len(devices) if devices else 1)
     results = runner.new_results(command, args.config, settings, gpu)
     output = args.output or (default_output(results) if default_output else None)
     if args.append:
@@ -134,7 +164,7 @@ def main(argv=None, *, prog, description, default_models=None, default_output=No
             previous["commit"] = "; then ".join(commits + [results["commit"]])
         results = previous
     save = (lambda data: runner.save_json(data, output)) if output else None
-    runner.run(chosen, modes, systems, results, save=save)
+    runner.run(chosen, modes, systems, results, save=save, devices=devices)
     print(report.markdown(results))
     if output:
         print(f"wrote {output}", file=sys.stderr)

@@ -10,6 +10,11 @@ filled the on-disk caches. Each row gets empty cache directories of its own
 (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR, FUSE_CACHE_DIR), deleted after
 its warm child.
 
+With several GPUs (`devices`), rows run side by side, one per GPU at a
+time, each child seeing only its GPU (CUDA_VISIBLE_DEVICES): a row still
+has its GPU and its caches to itself, and shares the host's cores with the
+other GPUs' rows.
+
 Schema (results JSON): {"gpu", "date", "torch", "command", "config",
 "method": {...}, "rows": [row, ...]}, a row holding ROW_FIELDS (None where
 a figure does not apply) and the extra figures EXTRA_FIELDS.
@@ -20,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -40,7 +46,13 @@ ERROR_FLOOR = {"loss_rel_err": 1e-4, "grad_rel_err": 1e-3}
 ROW_TIMEOUT_S = 900
 
 DEFAULT_SETTINGS = {"steps": STEPS, "throughput_steps": THROUGHPUT_STEPS, "warmup": WARMUP,
-                    "fuse_fallback": "eager", "warm_compile": True}
+                    "fuse_fallback": "eager", "warm_compile": True, "devices": 1}
+# The settings a measuring child takes as keyword arguments.
+MEASURE_SETTINGS = ("steps", "throughput_steps", "warmup", "fuse_fallback")
+# Held while a thread forks a child, prints or saves: a fork copies only the
+# forking thread, so no other thread may hold a lock the child will need
+# (stderr's, the environment being edited) at that moment.
+_PARENT_LOCK = threading.RLock()
 
 
 def method(settings):
@@ -71,7 +83,9 @@ def method(settings):
                   "row's \"stochastic\") is not judged, its masks being other than the reference's",
         "mfu": "PaLM FLOPs (6N + 12LHQT per trained token, 2N + 4LHQT per inferred token; a recipe's step counts "
                "the tokens of every micro-batch) over 989 TFLOP/s",
-        "processes": "one process per row, forked from a runner that never initialised CUDA",
+        "processes": "one process per row, forked from a runner that never initialised CUDA"
+                     + (f"; {settings['devices']} rows at a time, each on a GPU of its own of one host"
+                        if settings.get("devices", 1) > 1 else ""),
         "fuse_compile": "torch.compile(step, backend=\"fuse\"" + (
             ", options={\"fallback\": \"error\"}): a graph Fuse cannot compile fails the row"
             if settings.get("fuse_fallback", "eager") == "error"
@@ -103,17 +117,18 @@ def run_in_child(function, *args, env=None, timeout=ROW_TIMEOUT_S, **kwargs):
                            "(python -m fuse.compare, bench/run.py)")
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
-        process = context.Process(target=_child, args=(send, function, args, kwargs))
-        process.start()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with _PARENT_LOCK:
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        try:
+            process = context.Process(target=_child, args=(send, function, args, kwargs))
+            process.start()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
     send.close()
     try:
         if receive.poll(timeout):
@@ -175,15 +190,17 @@ def judge_group(rows, model, mode):
         judge(row, eager)
 
 
-def measure_row(workload, mode, system, settings=None):
+def measure_row(workload, mode, system, settings=None, device=None):
     """One row: the cold measurement and, for a compiler, the warm compile,
-    each in a new process."""
+    each in a new process (on GPU `device` alone when given)."""
     from . import measure
     root = tempfile.mkdtemp(prefix="fuse-harness-")
     env = cache_environment(root)
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(device)
     settings = dict(DEFAULT_SETTINGS, **(settings or {}))
     try:
-        measured = {name: value for name, value in settings.items() if name != "warm_compile"}
+        measured = {name: settings[name] for name in MEASURE_SETTINGS}
         row = run_in_child(measure.measure, workload, mode, system, env=env, **measured)
         # The warm compile is a second process per compiler row: about a
         # third of a run's device time, which --no-warm-compile saves.
@@ -203,13 +220,29 @@ def measure_row(workload, mode, system, settings=None):
 
 def _probe_gpu():
     import torch
-    return {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+    available = torch.cuda.is_available()
+    return {"gpu": torch.cuda.get_device_name() if available else None,
+            "count": torch.cuda.device_count() if available else 0}
+
+
+_probed = {}
+
+
+def _probe():
+    if not _probed:
+        _probed.update(run_in_child(_probe_gpu, timeout=120))
+    return _probed
 
 
 def gpu_name():
     """The GPU's name, asked in a child: the runner itself must never touch
     CUDA (a forked child of a process that did cannot use it)."""
-    return run_in_child(_probe_gpu, timeout=120).get("gpu")
+    return _probe().get("gpu")
+
+
+def gpu_count():
+    """How many GPUs this process sees (asked in a child, as gpu_name)."""
+    return _probe().get("count", 0)
 
 
 def source_commit():
@@ -249,10 +282,11 @@ def row_order(names, modes, systems):
     return key
 
 
-def run(workloads, modes, systems, results, *, save=None, log=sys.stderr):
+def run(workloads, modes, systems, results, *, save=None, log=sys.stderr, devices=None):
     """Measures every (workload, mode, system) row `results` does not hold
     yet (a row with an error is measured again), calling save(results) after
-    each; returns the results."""
+    each; returns the results. devices: GPU indices to spread the rows over,
+    one row per GPU at a time (default: the one GPU the process sees)."""
     for name in modes:
         if name not in ("train", "infer"):
             raise ValueError(f"mode must be train or infer, not {name!r}")
@@ -263,6 +297,7 @@ def run(workloads, modes, systems, results, *, save=None, log=sys.stderr):
     systems = list(systems) if "eager" in systems else ["eager"] + list(systems)
     done = measured(results)
     order = row_order([w.name for w in workloads], list(modes), list(SYSTEMS))
+    pending = []
     for workload in workloads:
         for mode in modes:
             if mode not in workload.modes:
@@ -272,17 +307,47 @@ def run(workloads, modes, systems, results, *, save=None, log=sys.stderr):
             for system in systems:
                 if (workload.name, mode, system) in done:
                     print(f"{workload.name} {mode} {system}: measured already", file=log)
-                    continue
-                print(f"[{time.strftime('%H:%M:%S')}] {workload.name} {mode} {system} ...", file=log, flush=True)
-                started = time.perf_counter()
-                row = measure_row(workload, mode, system, results.get("settings"))
-                results["rows"] = sorted(
-                    [r for r in results["rows"] if (r["model"], r["mode"], r["system"])
-                     != (workload.name, mode, system)] + [row], key=order)
-                judge_group(results["rows"], workload.name, mode)
-                print(f"    {summary(row)}  ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
-                if save:
-                    save(results)
+                else:
+                    pending.append((workload, mode, system))
+
+    def measure_one(workload, mode, system, device):
+        where = "" if device is None else f" (GPU {device})"
+        with _PARENT_LOCK:
+            print(f"[{time.strftime('%H:%M:%S')}] {workload.name} {mode} {system}{where} ...", file=log, flush=True)
+        started = time.perf_counter()
+        row = measure_row(workload, mode, system, results.get("settings"), device=device)
+        with _PARENT_LOCK:
+            results["rows"] = sorted(
+                [r for r in results["rows"] if (r["model"], r["mode"], r["system"])
+                 != (workload.name, mode, system)] + [row], key=order)
+            judge_group(results["rows"], workload.name, mode)
+            print(f"    {workload.name} {mode} {system}{where}: {summary(row)}  "
+                  f"({time.perf_counter() - started:.0f} s)", file=log, flush=True)
+            if save:
+                save(results)
+
+    if not devices or len(devices) == 1:
+        for item in pending:
+            measure_one(*item, devices[0] if devices else None)
+    else:
+        # One thread per GPU takes the next row as its last one ends; the
+        # rows' children do the work, the threads only wait on them.
+        queue = list(reversed(pending))
+
+        def worker(device):
+            while True:
+                with _PARENT_LOCK:
+                    if not queue:
+                        return
+                    item = queue.pop()
+                measure_one(*item, device)
+        threads = [threading.Thread(target=worker, args=(d,), daemon=True) for d in devices]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for workload in workloads:
+        for mode in modes:
             judge_group(results["rows"], workload.name, mode)
     if save:
         save(results)
