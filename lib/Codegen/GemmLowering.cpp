@@ -195,9 +195,9 @@ LogicalResult lowerMatmul(MatmulOp matmul, CodegenContext &context) {
   gemm.cdType = dtypeOf(matmul.getResult());
   if (failed(placeOperands(matmul, context, [](Value v) { return v; }, gemm)))
     return failure();
-  gemm.d = context.buffer(matmul.getResult());
   auto [flops, bytes] = stepCost(matmul);
-  context.addGemm(gemm, describeOp(matmul), flops, bytes);
+  addPaddedGemm(gemm, context.buffer(matmul.getResult()), context, describeOp(matmul), flops,
+                bytes);
   return success();
 }
 
@@ -223,7 +223,6 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
 
   GemmStep folded = gemm;
   if (foldEpilogue(fusion, matmul, context, folded)) {
-    folded.d = context.buffer(fusion.getResult(0));
     // cuBLASLt wants a bf16/f16 bias for a bf16/f16 result: round the f32
     // bias once into the workspace (n elements) and fold that.
     if (folded.hasBias() && folded.biasType != folded.cdType) {
@@ -232,30 +231,41 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
                                   "bias cast of " + describeOp(fusion));
       folded.biasType = folded.cdType;
     }
-    context.addGemm(folded, describeOp(fusion), flops, bytes);
+    addPaddedGemm(folded, context.buffer(fusion.getResult(0)), context,
+                  describeOp(fusion), flops, bytes);
     return success();
   }
 
-  // The GEMM into the workspace in f32, the rest as a loop kernel.
+  // The GEMM into the workspace in f32, the rest as a loop kernel. A GEMM
+  // staged for alignment leaves its result padded there, and the loop
+  // kernel reads it with the padded row length.
   gemm.cdType = DType::F32;
+  double gemmFlopCount = gemmFlops(gemm);
+  GemmPadding padding = planGemmPadding(gemm);
+  if (padding.changes(gemm))
+    stageGemmInputs(gemm, padding, context, "gemm of " + describeOp(fusion));
   int64_t elements = gemm.m * gemm.n * gemm.batch;
   gemm.d = context.workspace(elements * 4);
-  context.addGemm(gemm, "gemm of " + describeOp(fusion), gemmFlops(gemm),
-                  bytes);
+  context.addGemm(gemm, "gemm of " + describeOp(fusion), gemmFlopCount, bytes);
   Value product = matmul.getResult();
   BufferRef workspace = gemm.d;
+  // The result's rows as the GEMM stored them: N padded, and M where A was
+  // transposed (then the GEMM is batched per matrix, never row-folded).
+  std::vector<int64_t> stored = shapeOf(product);
+  if (gemm.transA)
+    stored[stored.size() - 2] = padding.m;
+  stored.back() = padding.n;
   return lowerLoopFusion(
       fusion, context, [&](ScalarEmitter &emitter, KernelParams &params) {
         std::string name = params.add("gemm", DType::F32, true, workspace);
-        std::vector<int64_t> shape = shapeOf(product);
         DType dtype = dtypeOf(product);
         emitter.setOverride(
-            [&emitter, name, shape, dtype, product](
+            [&emitter, name, stored, dtype, product](
                 Value value, const Index &index) -> std::optional<std::string> {
               if (value != product)
                 return std::nullopt;
               // The matmul's result rounded to its type, as the graph has it.
-              std::string linear = emitter.linearize(shape, index);
+              std::string linear = emitter.linearize(stored, index);
               return "(" + ScalarEmitter::roundTo(dtype, name + "[" + linear + "]") + ")";
             });
       });

@@ -97,6 +97,35 @@ std::string reductionSuffix(mlir::fuse::ReduceKind kind);
 /// 2·m·n·k per batch entry: the FLOPs of a GEMM step.
 double gemmFlops(const runtime::GemmStep &gemm);
 
+/// The M, N and K a GEMM runs with once the dimensions stored innermost
+/// are padded to 16-byte rows (GemmAlignment.cpp); the GEMM's own where
+/// they are aligned or staging would cost more than it saves.
+struct GemmPadding {
+  int64_t m = 0, n = 0, k = 0;
+  bool changes(const runtime::GemmStep &gemm) const {
+    return m != gemm.m || n != gemm.n || k != gemm.k;
+  }
+};
+GemmPadding planGemmPadding(const runtime::GemmStep &gemm);
+/// Copies the operands (A, B, C, bias) that `padding` reshapes into
+/// zero-filled workspace matrices with aligned rows and points `gemm` at
+/// them, with its dimensions, leading dimensions and strides padded. D is
+/// left to the caller: `gemm.m` x `gemm.n` per batch entry after this.
+void stageGemmInputs(runtime::GemmStep &gemm, const GemmPadding &padding,
+                     CodegenContext &context, const std::string &label);
+/// `gemm` writing `result` (dense): staged per planGemmPadding, with the
+/// result copied from a padded one in the workspace where M or N grew.
+void addPaddedGemm(runtime::GemmStep gemm, const runtime::BufferRef &result,
+                   CodegenContext &context, const std::string &label,
+                   double flops, double bytes);
+/// A kernel copying `matrices` dense row-major matrices of rows x cols at
+/// `source` to matrices of toRows x toCols at `target`: the corner both
+/// have, zero where the source has nothing.
+void addRepitchKernel(CodegenContext &context, const runtime::BufferRef &source,
+                      const runtime::BufferRef &target, DType dtype,
+                      int64_t matrices, int64_t rows, int64_t cols,
+                      int64_t toRows, int64_t toCols, const std::string &label);
+
 /// The parameters of a fusion's outputs (`out<N>`), after its inputs.
 std::vector<std::string> bindOutputs(mlir::Operation *fusion,
                                      CodegenContext &context,

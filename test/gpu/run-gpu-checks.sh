@@ -7,7 +7,8 @@
 # packed and separate projections) in bf16 and f32, and on
 # test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128)
 # and attention-fallback.mlir (mask and dropout where the flash kernels do
-# not run) in bf16 and f32, and on test/Codegen/Inputs/constant-results.mlir
+# not run) in bf16 and f32, on test/Codegen/Inputs/unaligned-gemms.mlir
+# (GEMMs run on copies padded to aligned rows) in bf16 and f32, and on test/Codegen/Inputs/constant-results.mlir
 # (splat, dense and iota-computed results of every dtype, written by fill
 # and loop kernels) and test/Codegen/Inputs/cumsum.mlir (warp and column
 # scans of fuse.cumsum in every dtype) in bf16 and f32. Where there is no GPU it prints why and exits 77,
@@ -71,9 +72,9 @@ for entry in head_dim_80 boolean_padding_mask; do
   check "attention-fallback $entry (f32)" "$fallback" --entry "$entry" --pipeline='fuse-pipeline{amp=none}'
 done
 # Results that do not depend on the inputs (fill kernels, memsets, copies
-# from the constant pool, loop kernels without inputs) and fuse.cumsum's
-# scan kernels.
-for graph in constant-results cumsum; do
+# from the constant pool, loop kernels without inputs), fuse.cumsum's scan
+# kernels and the GEMMs padded to aligned rows.
+for graph in constant-results cumsum unaligned-gemms; do
   file=$root/test/Codegen/Inputs/$graph.mlir
   for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$file" | cut -d@ -f2); do
     check "$graph $entry (bf16)" "$file" --entry "$entry"
