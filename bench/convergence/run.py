@@ -20,8 +20,12 @@ batches, with the per-step losses of both in one JSON and one plot.
 
 Writes bench/convergence/<gpu>-<date>.json and latest.json as
 {"gpu", "date", "torch", "command", "runs": [{"name", "steps", "eager_loss":
-[...], "fuse_loss": [...], "eager_final_metric", "fuse_final_metric",
-"metric"}]}, and a PNG beside it when matplotlib is there.
+[...], "fuse_loss": [...], "eager_f32_loss": [...], "eager_final_metric",
+"fuse_final_metric", "eager_f32_final_metric", "metric"}]} (None for a
+system not run), and a PNG beside it when matplotlib is there. eager-f32 is
+the same eager loop without autocast: the distance between the eager and
+eager-f32 curves is what bf16 alone does to a run, the yardstick for the
+distance between eager and Fuse.
 """
 
 import argparse
@@ -41,7 +45,14 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-SYSTEMS = ("eager", "fuse")
+# eager-f32, the same loop without autocast, is the yardstick of bf16's own
+# noise: how far bf16 alone moves a curve from f32's.
+SYSTEMS = ("eager", "fuse", "eager-f32")
+
+
+def key(system):
+    """The JSON key prefix of a system ("eager-f32" -> "eager_f32")."""
+    return system.replace("-", "_")
 
 
 # -- data -----------------------------------------------------------------------
@@ -131,7 +142,7 @@ def gpt_run(args, device):
                                              optimizer=optimizer, amp="bf16", max_grad_norm=1.0)
                 loss = step((inputs, targets), None)
             else:
-                with torch.autocast(device.type, dtype=torch.bfloat16):
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=system == "eager"):
                     loss = model(inputs, targets)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -146,8 +157,8 @@ def gpt_run(args, device):
     final = {s: sum(v[-tail:]) / tail for s, v in results.items()}
     return {"name": "gpt-stdlib-bytes", "steps": args.steps, "metric": f"mean training loss of the last {tail} steps",
             "config": args.config, "batch": batch, "seq": length,
-            **{f"{s}_loss": results.get(s) for s in SYSTEMS},
-            **{f"{s}_final_metric": final.get(s) for s in SYSTEMS}}
+            **{f"{key(s)}_loss": results.get(s) for s in SYSTEMS},
+            **{f"{key(s)}_final_metric": final.get(s) for s in SYSTEMS}}
 
 
 def bert_run(args, device):
@@ -194,11 +205,11 @@ def bert_run(args, device):
                                                  amp="bf16", max_grad_norm=1.0, accumulation_steps=accumulation)
                     total += float(step((ids,), labels)) / accumulation
                 else:
-                    with torch.autocast(device.type, dtype=torch.bfloat16):
+                    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=system == "eager"):
                         loss = loss_fn(model(ids), labels) / accumulation
                     loss.backward()
                     total += float(loss)
-            if system == "eager":
+            if system != "fuse":
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
@@ -212,8 +223,8 @@ def bert_run(args, device):
     results = {system: train(system) for system in args.systems}
     return {"name": "bert-count-classification", "steps": args.steps, "metric": "held-out accuracy",
             "config": args.config, "micro_batch": micro, "accumulation_steps": accumulation, "seq": length,
-            **{f"{s}_loss": results[s][0] if s in results else None for s in SYSTEMS},
-            **{f"{s}_final_metric": results[s][1] if s in results else None for s in SYSTEMS}}
+            **{f"{key(s)}_loss": results[s][0] if s in results else None for s in SYSTEMS},
+            **{f"{key(s)}_final_metric": results[s][1] if s in results else None for s in SYSTEMS}}
 
 
 RUNS = {"gpt": gpt_run, "bert": bert_run}
@@ -230,14 +241,16 @@ def plot(results, path):
     figure, axes = plt.subplots(1, len(results["runs"]), figsize=(6 * len(results["runs"]), 4), squeeze=False)
     for axis, run in zip(axes[0], results["runs"]):
         for system in SYSTEMS:
-            if run.get(f"{system}_loss"):
-                axis.plot(run[f"{system}_loss"], label=f"{system} (final {run[f'{system}_final_metric']:.4g})",
-                          linewidth=0.8)
+            if run.get(f"{key(system)}_loss"):
+                axis.plot(run[f"{key(system)}_loss"],
+                          label=f"{system} (final {run[f'{key(system)}_final_metric']:.4g})", linewidth=0.8,
+                          linestyle=":" if system == "eager-f32" else "-")
         axis.set_title(run["name"])
         axis.set_xlabel("step")
         axis.set_ylabel("loss")
         axis.legend()
-    figure.suptitle(f"{results['gpu']}, {results['date']}: eager bf16 autocast against fuse.compile_step")
+    figure.suptitle(f"{results['gpu']}, {results['date']}: eager bf16 autocast against fuse.compile_step "
+                    "(eager f32 dotted: bf16's own distance)")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     return path
@@ -246,7 +259,9 @@ def plot(results, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", default="gpt,bert", help="comma-separated: gpt, bert (default both)")
-    parser.add_argument("--systems", default="eager,fuse", help="comma-separated: eager, fuse (default both)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help="comma-separated: eager (bf16 autocast), fuse, eager-f32 (no autocast: the yardstick "
+                             "of bf16's noise) (default all three)")
     parser.add_argument("--config", choices=("full", "tiny"), default="full")
     parser.add_argument("--steps", type=int, default=None, help="default 1000 (gpt), 300 (bert)")
     parser.add_argument("--seed", type=int, default=0)
@@ -275,7 +290,7 @@ def main(argv=None):
         started = time.perf_counter()
         results["runs"].append(RUNS[name](run_args, device))
         print(f"{name}: {time.perf_counter() - started:.0f} s; final "
-              + ", ".join(f"{s} {results['runs'][-1][f'{s}_final_metric']}" for s in args.systems), flush=True)
+              + ", ".join(f"{s} {results['runs'][-1][f'{key(s)}_final_metric']}" for s in args.systems), flush=True)
     folder = os.path.join(ROOT, "bench", "convergence")
     output = args.output or os.path.join(folder, f"{gpu.replace(' ', '-')}-{date}.json")
     with open(output, "w") as f:

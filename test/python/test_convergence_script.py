@@ -28,6 +28,18 @@ def test_a_tiny_eager_run_writes_the_schema_and_learns(tmp_path):
     assert run["steps"] == 60 and len(run["eager_loss"]) == 60 and run["fuse_loss"] is None
     # Bytes of Python source: a model that learns anything beats uniform (ln 256 = 5.55) soon.
     assert run["eager_loss"][0] > 5.0 and run["eager_final_metric"] < 4.6
+    assert run["eager_f32_loss"] is None
+
+
+def test_the_f32_yardstick_is_the_same_loop_without_autocast(tmp_path):
+    out = tmp_path / "conv.json"
+    assert _script().main(["--runs", "gpt", "--config", "tiny", "--steps", "5", "--systems", "eager,eager-f32",
+                           "-o", str(out)]) == 0
+    run = json.loads(out.read_text())["runs"][0]
+    assert len(run["eager_f32_loss"]) == 5 and run["eager_f32_final_metric"] is not None
+    # Same weights and batches: the first step's losses differ by bf16's rounding alone.
+    assert run["eager_loss"][0] != run["eager_f32_loss"][0]
+    assert abs(run["eager_loss"][0] - run["eager_f32_loss"][0]) < 0.05
 
 
 def test_the_stdlib_text_and_the_batches_are_the_same_every_time():

@@ -520,6 +520,20 @@ def test_rows_spread_over_devices_run_side_by_side_one_per_gpu(monkeypatch):
     assert "2 rows at a time" in runner.method(dict(runner.DEFAULT_SETTINGS, devices=2))["processes"]
 
 
+def test_a_continued_run_keeps_the_models_it_holds_in_their_places(monkeypatch):
+    monkeypatch.setattr(runner, "measure_row",
+                        lambda workload, mode, system, settings=None, device=None:
+                        dict(_row(workload.name, mode, system), error=None))
+    results = {"rows": [_row("gpt2", "train", "eager"), _row("gpt2", "infer", "eager"),
+                        _row("nanogpt", "train", "eager")]}
+    runner.run([workloads.resolve("nanogpt", "tiny"), workloads.resolve("gpt2", "tiny")], ["infer", "train"],
+               ["eager", "inductor"], results, log=__import__("io").StringIO())
+    assert [(r["model"], r["mode"], r["system"]) for r in results["rows"]] == [
+        ("gpt2", "train", "eager"), ("gpt2", "train", "inductor"), ("gpt2", "infer", "eager"),
+        ("gpt2", "infer", "inductor"), ("nanogpt", "train", "eager"), ("nanogpt", "train", "inductor"),
+        ("nanogpt", "infer", "eager"), ("nanogpt", "infer", "inductor")]
+
+
 def test_a_row_on_a_device_sees_only_that_gpu(monkeypatch):
     envs = []
 

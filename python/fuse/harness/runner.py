@@ -296,7 +296,10 @@ def run(workloads, modes, systems, results, *, save=None, log=sys.stderr, device
     # Eager autocast is the yardstick of every compiled row's error.
     systems = list(systems) if "eager" in systems else ["eager"] + list(systems)
     done = measured(results)
-    order = row_order([w.name for w in workloads], list(modes), list(SYSTEMS))
+    # Rows a continued run already holds keep their models' places; the
+    # run's new models follow.
+    names = list(dict.fromkeys([r["model"] for r in results["rows"]] + [w.name for w in workloads]))
+    order = row_order(names, list(dict.fromkeys(["train", "infer"] + list(modes))), list(SYSTEMS))
     pending = []
     for workload in workloads:
         for mode in modes:
