@@ -146,9 +146,12 @@ FUSE_C_EXPORT FuseSession *fuseCreateSession(const FuseExecutable *executable,
 
 FUSE_C_EXPORT void fuseFreeSession(FuseSession *session);
 
-/* How the session got its kernels, and the device memory it holds, as JSON:
+/* How the session got its kernels, the device memory it holds and its CUDA
+ * graphs so far, as JSON:
  *   {"seconds", "modules", "cache_hits", "compiled",
- *    "device_bytes" (arena, workspace, constants, cuBLASLt workspace)} */
+ *    "device_bytes" (arena, workspace, constants, cuBLASLt workspace),
+ *    "graph_captures" (one per new set of pointers; recaptures included),
+ *    "cached_graphs" (kept for replay, one per set, at most 32)} */
 FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);
 
 /* Enqueues one step on `stream`: `inputs` and `outputs` are device pointers

@@ -142,6 +142,8 @@ char *fuseSessionCompileReport(const FuseSession *session) {
       json.attribute("cache_hits", report.cacheHits);
       json.attribute("compiled", report.compiled);
       json.attribute("device_bytes", session->executor->deviceBytes());
+      json.attribute("graph_captures", session->executor->graphCaptures());
+      json.attribute("cached_graphs", static_cast<int64_t>(session->executor->cachedGraphs()));
     }));
   });
 }

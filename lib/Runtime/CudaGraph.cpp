@@ -4,6 +4,8 @@
 
 #include "CudaError.h"
 
+#include <algorithm>
+
 namespace fuse::runtime::detail {
 
 StepGraph::~StepGraph() {
@@ -67,5 +69,34 @@ void StepGraph::reset() {
 Status StepGraph::launch(cudaStream_t stream, const std::string &what) {
   return cudaCheck(cudaGraphLaunch(exec_, stream), what + ": cudaGraphLaunch");
 }
+
+StatusOr<StepGraph *>
+StepGraphCache::get(cudaStream_t captureStream,
+                    const std::function<Status(cudaStream_t)> &enqueue,
+                    const std::vector<void *> &inputs,
+                    const std::vector<void *> &outputs) {
+  for (size_t i = graphs_.size(); i-- > 0;) {
+    if (!graphs_[i]->matches(inputs, outputs))
+      continue;
+    // Most recently used goes last; the list is short, a rotate is cheap.
+    std::rotate(graphs_.begin() + i, graphs_.begin() + i + 1, graphs_.end());
+    return graphs_.back().get();
+  }
+  std::unique_ptr<StepGraph> slot;
+  if (graphs_.size() < capacity_ || graphs_.empty()) {
+    slot = std::make_unique<StepGraph>();
+  } else { // the least recently used one's exec, updated in place
+    slot = std::move(graphs_.front());
+    graphs_.erase(graphs_.begin());
+  }
+  Status captured = slot->capture(captureStream, enqueue, inputs, outputs);
+  if (!captured.ok())
+    return captured; // the slot (and its graph) is dropped
+  ++captures_;
+  graphs_.push_back(std::move(slot));
+  return graphs_.back().get();
+}
+
+void StepGraphCache::reset() { graphs_.clear(); }
 
 } // namespace fuse::runtime::detail

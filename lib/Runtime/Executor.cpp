@@ -54,6 +54,9 @@ namespace {
 constexpr size_t kCublasWorkspaceBytes = 32u << 20;
 /// Constants are packed into one allocation at this alignment.
 constexpr int64_t kConstantAlignment = 256;
+/// Captured graphs kept per executable, one per set of pointers: enough
+/// for a graph that is one layer of a 32-layer model, run once per layer.
+constexpr size_t kCapturedGraphs = 32;
 
 /// "sm_90a" -> {9, 0}; "sm_100a" -> {10, 0}; nullopt if not "sm_<digits>".
 std::optional<std::pair<int, int>> parseArch(const std::string &arch) {
@@ -132,9 +135,9 @@ public:
   std::unique_ptr<detail::LoadedKernels> kernels;
   std::unique_ptr<detail::GemmRunner> gemms;
   cudaStream_t captureStream = nullptr;
-  // Declared before the graph, which holds record nodes of its events.
+  // Declared before the graphs, which hold record nodes of its events.
   detail::StepSignals signals;
-  detail::StepGraph graph;
+  detail::StepGraphCache graphs{kCapturedGraphs};
 };
 
 Status Executor::Impl::initialize(const DeviceInfo &info) {
@@ -411,14 +414,15 @@ Status Executor::Impl::run(const std::vector<void *> &inputs,
     warmedUp = warmedUp || status.ok();
     return status;
   }
-  if (!graph.matches(inputs, outputs))
-    FUSE_RETURN_IF_ERROR(graph.capture(
-        captureStream,
-        [&](cudaStream_t capture) {
-          return enqueueSteps(capture, inputs, outputs);
-        },
-        inputs, outputs));
-  return graph.launch(stream, "running " + name());
+  StatusOr<detail::StepGraph *> graph = graphs.get(
+      captureStream,
+      [&](cudaStream_t capture) {
+        return enqueueSteps(capture, inputs, outputs);
+      },
+      inputs, outputs);
+  if (!graph.ok())
+    return graph.status();
+  return (*graph)->launch(stream, "running " + name());
 }
 
 //===------------------------------- Executor -----------------------------===//
@@ -549,11 +553,14 @@ void *Executor::kernelHandle(int64_t index) const {
 
 const CompileReport &Executor::compileReport() const { return impl_->report; }
 
+int64_t Executor::graphCaptures() const { return impl_->graphs.captures(); }
+size_t Executor::cachedGraphs() const { return impl_->graphs.size(); }
+
 Status Executor::setSignals(const std::vector<int64_t> &afterSteps) {
   FUSE_RETURN_IF_ERROR(
       impl_->signals.reset(afterSteps, impl_->exe.steps.size(), impl_->name()));
-  // The captured graph has the old signals' nodes (or none).
-  impl_->graph.reset();
+  // The captured graphs have the old signals' nodes (or none).
+  impl_->graphs.reset();
   return Status::success();
 }
 

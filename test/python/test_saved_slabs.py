@@ -36,7 +36,13 @@ def test_a_slab_is_reused_once_its_holder_lets_go_and_never_while_held():
     del held
     gc.collect()
     assert pool.take().data_ptr() in (first.data_ptr(), second.data_ptr())
-    assert len(pool.free) <= _saved_slabs.POOLED_SLABS
+    assert len(pool.free) <= _saved_slabs.pool_limit(1000)
+
+
+def test_pools_keep_a_layer_graphs_calls_but_not_many_large_tensors():
+    assert _saved_slabs.pool_limit(3 << 20) == 32  # a layer's saved values, once per layer
+    assert _saved_slabs.pool_limit(800 << 20) == 2  # logits: a pool keeps two
+    assert _saved_slabs.pool_limit(0) == 32
 
 
 @needs_use_count
@@ -46,7 +52,8 @@ def test_a_slab_still_held_stays_known_when_the_pool_lets_it_go():
     saved = SavedValues()
     layout = Layout([(0, 64, ["x"])])
     pool = SlabPool(layout, torch.device("cpu"), saved)
-    held = [pool.take().detach() for _ in range(_saved_slabs.POOLED_SLABS + 3)]
+    limit = _saved_slabs.pool_limit(layout.nbytes)
+    held = [pool.take().detach() for _ in range(limit + 3)]
     gc.collect()
     assert len({h.data_ptr() for h in held}) == len(held)
     assert all(saved.layout_at(h) is layout for h in held)
@@ -55,8 +62,8 @@ def test_a_slab_still_held_stays_known_when_the_pool_lets_it_go():
     gc.collect()
     pool.take()  # lets go of the retired slabs nothing holds any more
     gc.collect()
-    assert not pool.retired and len(saved.by_address) <= _saved_slabs.POOLED_SLABS + 1
-    assert sum(a in saved.by_address for a in addresses) <= _saved_slabs.POOLED_SLABS
+    assert not pool.retired and len(saved.by_address) <= limit + 1
+    assert sum(a in saved.by_address for a in addresses) <= limit
 
 
 @needs_use_count

@@ -161,6 +161,38 @@ TEST(ExecutorGpu, NewPointersAreWrittenOldOnesLeftAlone) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// A graph run once per layer, with each layer's pointers, every step: a
+// graph is captured per set once, then every call replays its own; past
+// the cache's capacity the least recently used set is recaptured.
+TEST(ExecutorGpu, EachSetOfPointersKeepsItsGraph) {
+  FUSE_REQUIRE_GPU();
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::unique_ptr<Executor> executor =
+      makeExecutor(makeStepExecutable(), testOptions(true));
+  ASSERT_TRUE(executor);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+            cudaSuccess);
+  std::vector<std::unique_ptr<Binding>> layers;
+  for (uint32_t i = 0; i < 3; ++i)
+    layers.push_back(std::make_unique<Binding>(seed + i));
+  // The first run is plain launches (no capture), the rest go through graphs.
+  FUSE_ASSERT_OK(executor->run(layers[0]->inputPointers(),
+                               layers[0]->outputPointers(), stream));
+  for (int step = 0; step < 4; ++step)
+    for (auto &layer : layers) {
+      layer->poison();
+      FUSE_ASSERT_OK(executor->run(layer->inputPointers(),
+                                   layer->outputPointers(), stream));
+      FUSE_ASSERT_OK(executor->synchronize(stream));
+      layer->expectResults();
+    }
+  EXPECT_EQ(executor->graphCaptures(), 3) << "a capture per layer, then replays";
+  EXPECT_EQ(executor->cachedGraphs(), 3u);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 // A signal after the step that last uses output y must fire while the step
 // is still running: the step's second kernel spins until another stream,
 // waiting for the signal, raises a flag (it gives up after about a second

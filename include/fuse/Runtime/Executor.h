@@ -146,6 +146,12 @@ public:
   const CompileReport &compileReport() const;
   const Executable &executable() const;
 
+  /// CUDA graphs captured so far (each new set of pointers once, recaptures
+  /// of evicted ones included), and how many are kept now: captures that
+  /// grow with the runs mean pointers that never repeat.
+  int64_t graphCaptures() const;
+  size_t cachedGraphs() const;
+
   class Impl;
 
 private:

@@ -26,15 +26,15 @@ import weakref
 
 import torch
 
-from ..runtime._stable_io import _storage_key, _use_count
+from ..runtime._stable_io import _storage_key, _use_count, pool_limit
 
 # Offsets within a slab: Fuse binds tensors at 16-byte boundaries; 256 keeps
 # each value on its own cache lines and suits every vector width.
 ALIGNMENT = 256
 
-# Free slabs a forward keeps for reuse (two covers a step that runs two
-# micro-batches' forwards before their backwards).
-POOLED_SLABS = 2
+# Slabs a forward keeps for reuse: one per call of a step (a layer's graph
+# runs once per layer; micro-batches run several forwards before their
+# backwards), bounded by memory (runtime/_stable_io.py's pool_limit).
 
 
 class Layout:
@@ -106,7 +106,7 @@ class SlabPool:
         self.free = []  # [(slab, storage key)]
         # Slabs out of the pool that a backward to come still holds (through
         # an alias): kept, and so their addresses known, until let go. A
-        # forward called more than POOLED_SLABS times before its backwards
+        # forward called more than pool_limit times before its backwards
         # (one dynamo graph run for every layer, as after a graph break)
         # would otherwise drop a slab whose backward then cannot find it.
         self.retired = []
@@ -121,7 +121,7 @@ class SlabPool:
                 return slab
         slab = torch.empty(self.layout.nbytes, dtype=torch.uint8, device=self.device)
         self.saved._register(slab, self.layout)
-        if len(self.free) >= POOLED_SLABS:
+        if len(self.free) >= pool_limit(self.layout.nbytes):
             self.retired.append(self.free.pop(0))
         self.free.append((slab, _storage_key(slab)))
         return slab

@@ -304,7 +304,8 @@ class Session(_Handle):
         return session
 
     def compile_report(self):
-        """{"seconds", "modules", "cache_hits", "compiled", "device_bytes"}."""
+        """{"seconds", "modules", "cache_hits", "compiled", "device_bytes",
+        "graph_captures", "cached_graphs"} (the last two as of now)."""
         return json.loads(_take_string(self._lib.fuseSessionCompileReport(self.handle),
                                        "fuseSessionCompileReport"))
 

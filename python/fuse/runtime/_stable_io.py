@@ -1,25 +1,30 @@
 """The same device addresses for a compiled graph from call to call, so the
-runtime replays the CUDA graph it captured instead of capturing anew.
+runtime replays a CUDA graph it captured instead of capturing anew.
 
 The runtime captures a step once per set of input and output pointers and
-replays it while they stay the same; new pointers mean a new capture
-(enqueueing every kernel and cuBLASLt call again, then cudaGraphExecUpdate):
-milliseconds of host time for a transformer step. Called from AOTAutograd,
-a graph gets new pointers at every call unless someone keeps them still:
+keeps up to 32 such graphs, replaying the one whose pointers a call brings
+(new pointers mean a capture: enqueueing every kernel and cuBLASLt call
+again, hundreds of microseconds of host time). A dynamo graph that is one
+layer of a model runs once per layer every step, each time with its
+layer's weights, activations and saved values: what must hold still is
+each call's set from one step to the next, not one set for all calls.
 
-- Inputs. Parameters keep their memory, and so do the values a forward
-  saved for its backward (outputs, below). What arrives at a new address
-  each call is small: the batch, or the gradient autograd makes afresh for
-  a scalar loss. Once an input has arrived at a second address it is
-  copied, from then on, into a buffer of this graph's own (one small copy
-  on the stream). A large input at a new address is passed as it is.
-- Outputs. Each output's memory is kept here and reused at the next call
-  once nothing else holds it, which torch's storage use count tells: in a
-  training loop the backward frees the forward's saved values, and
-  `zero_grad()` (set_to_none) the gradients the backward handed out. Memory
+- Inputs. Parameters keep their memory; so do the values a forward saved
+  for its backward and the outputs handed from graph to graph (outputs,
+  below). An input at an address this position has not had recently (the
+  batch, or a gradient autograd makes afresh for a scalar loss) is copied,
+  if small, into a buffer of this graph's own (one small copy on the
+  stream); an address seen recently (a layer's weights, an allocation the
+  caching allocator hands back every step) is passed as it is. A large
+  input at a new address is passed as it is (a capture).
+- Outputs. Each output keeps a list of its past tensors, and a call takes
+  the first that nothing else holds any more (torch's storage use count
+  tells): in a training loop the backward frees the forward's saved
+  values and `zero_grad()` (set_to_none) the gradients, so the calls of
+  one step take the same tensors, in the same order, every step. Memory
   still held (a second micro-batch's forward before the first backward, a
-  gradient autograd keeps in `param.grad`) is left to its holder and a
-  fresh output allocated. Callers get an alias (`detach()`, or a view), so
+  gradient autograd keeps in `param.grad`) is left to its holder, and a new
+  tensor joins the list. Callers get an alias (`detach()`, or a view), so
   that the use count sees them; outputs of a few elements (a loss the
   loop keeps to log it) they get as a copy, which pins nothing.
 """
@@ -29,6 +34,20 @@ import torch
 # Inputs up to this size that arrive at changing addresses are copied into
 # a buffer of the graph's own (a copy of at most a few microseconds).
 STAGED_INPUT_BYTES = 1 << 20
+
+# Addresses remembered per input position (as recently seen, so passed as
+# they are), and tensors remembered per output: a layer graph's calls per
+# step, as many as the runtime keeps captured graphs.
+RECENT = 32
+# Pooled tensors of one output together hold at most this much memory
+# (though always two): what a holder lets go of stays in the pool, and a
+# loop that keeps every step's logits must not leave 32 of them there.
+POOL_BYTES = 1 << 30
+
+
+def pool_limit(nbytes):
+    """How many tensors of `nbytes` a pool keeps."""
+    return max(2, min(RECENT, POOL_BYTES // max(nbytes, 1)))
 
 # Outputs of at most this many elements are handed out as copies: a loss
 # or a norm that a training loop keeps (to log it) would otherwise pin its
@@ -56,10 +75,9 @@ class StableIO:
     def __init__(self, compiled, counters=None):
         self.compiled = compiled
         self.donated_inputs = frozenset(compiled._aliases.values())
-        self.last_address = {}
+        self.recent = {}  # input index -> {address: None}, oldest first
         self.staged = {}
-        self.pool = [None] * len(compiled.outputs)
-        self.pool_storage = [None] * len(compiled.outputs)
+        self.pool = [[] for _ in compiled.outputs]  # per output: [(tensor, storage key)]
         self.counters = counters if counters is not None else {}
         for key in ("reused", "allocated", "staged"):
             self.counters.setdefault(key, 0)
@@ -75,29 +93,47 @@ class StableIO:
         self.output_specs = [spec for spec in self.compiled.outputs if spec.index not in indices]
 
     def inputs(self, tensors):
-        """The checked inputs, small ones that move copied to fixed buffers."""
+        """The checked inputs, small ones at new addresses copied to fixed
+        buffers."""
         result = list(tensors)
         for index, tensor in enumerate(tensors):
             if index in self.donated_inputs or index in self.skipped_inputs:
                 continue  # the graph writes it (it must be the caller's memory), or the caller binds it
+            address = tensor.data_ptr()
+            recent = self.recent.setdefault(index, {})
+            if address in recent or not recent:
+                recent.pop(address, None)
+                recent[address] = None  # the most recent last
+                continue
+            if len(recent) >= RECENT:
+                del recent[next(iter(recent))]
+            # Remembered: if it comes back (the allocator's same block next
+            # step, a layer's weight), it is passed as it is.
+            recent[address] = None
+            if tensor.numel() * tensor.element_size() > STAGED_INPUT_BYTES:
+                continue
             buffer = self.staged.get(index)
             if buffer is None:
-                address = tensor.data_ptr()
-                previous = self.last_address.setdefault(index, address)
-                if previous == address or tensor.numel() * tensor.element_size() > STAGED_INPUT_BYTES:
-                    continue
                 buffer = self.staged[index] = torch.empty_like(tensor, memory_format=torch.contiguous_format)
             buffer.copy_(tensor)
             self.counters["staged"] += 1
             result[index] = buffer
         return result
 
-    def _free(self, index):
-        tensor = self.pool[index]
-        if tensor is None or _use_count is None:
-            return False
-        key, baseline = self.pool_storage[index]
-        return _use_count(key) == baseline
+    def _take(self, index, spec):
+        """The first pooled tensor of output `index` that nothing holds,
+        else a new one, remembered (up to pool_limit)."""
+        pool = self.pool[index]
+        for tensor, (key, baseline) in pool:
+            if _use_count is not None and _use_count(key) == baseline:
+                self.counters["reused"] += 1
+                return tensor
+        tensor = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=self.compiled.device)
+        self.counters["allocated"] += 1
+        if len(pool) >= pool_limit(tensor.numel() * tensor.element_size()):
+            pool.pop(0)  # its holder keeps it; the next steps settle on the others
+        pool.append((tensor, _storage_key(tensor)))
+        return tensor
 
     def outputs(self, inputs):
         """Output tensors: donated ones in their input's memory, the others
@@ -109,13 +145,7 @@ class StableIO:
             if source is not None:
                 outputs[spec.index] = inputs[source].view(spec.shape)
                 continue
-            if self._free(spec.index):
-                self.counters["reused"] += 1
-            else:
-                tensor = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=self.compiled.device)
-                self.pool[spec.index], self.pool_storage[spec.index] = tensor, _storage_key(tensor)
-                self.counters["allocated"] += 1
-            outputs[spec.index] = self.pool[spec.index]
+            outputs[spec.index] = self._take(spec.index, spec)
         return outputs
 
 
