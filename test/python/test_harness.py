@@ -153,10 +153,10 @@ def test_workload_names_are_checked():
     (["gpt3"], "unknown model 'gpt3'"),
     (["gpt2", "--steps", "0"], "--steps must be at least 1"),
     (["gpt2", "--append"], "--append needs an existing --output file"),
-    (["gpt2", "--devices", "3"], "--devices 3: this machine has 2 GPU(s)"),
-    (["gpt2", "--devices", "0,0"], "indices must be distinct, from 0 to 1"),
-    (["gpt2", "--devices", "1,2"], "indices must be distinct, from 0 to 1"),
-    (["gpt2", "--devices", "first"], "a count, comma-separated GPU indices or 'all'"),
+    (["gpt2", "--devices", "3"], "--devices '3': distinct GPU indices from 0 to 1 (this process sees 2 GPU(s))"),
+    (["gpt2", "--devices", "0,0"], "distinct GPU indices from 0 to 1"),
+    (["gpt2", "--devices", "1,2"], "distinct GPU indices from 0 to 1"),
+    (["gpt2", "--devices", "first"], "comma-separated GPU indices or 'all'"),
 ])
 def test_bad_command_lines_are_usage_errors(argv, message, capsys, monkeypatch):
     monkeypatch.setattr(runner, "gpu_name", lambda: "a GPU")
@@ -489,6 +489,15 @@ def test_the_runner_measures_only_the_modes_a_workload_has(monkeypatch):
                ["eager"], results, log=log)
     assert measured == [("bert-hf", "train", "eager"), ("nanogpt", "train", "eager"), ("nanogpt", "infer", "eager")]
     assert "bert-hf infer: not a mode of this workload (it has train)" in log.getvalue()
+
+
+def test_devices_are_indices_one_alone_included():
+    parser = cli.parser_for("run.py", "", "gpt2")
+    assert cli.device_list(parser, "0", 1) == [0]
+    assert cli.device_list(parser, "1", 2) == [1]
+    assert cli.device_list(parser, "0,2", 4) == [0, 2]
+    assert cli.device_list(parser, "all", 3) == [0, 1, 2]
+    assert cli.device_list(parser, None, 3) is None
 
 
 def test_rows_spread_over_devices_run_side_by_side_one_per_gpu(monkeypatch):

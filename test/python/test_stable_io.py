@@ -86,9 +86,10 @@ def test_inputs_that_come_back_are_passed_new_ones_copied_while_new(holders):
     # pass every weight as it is.
     assert [passed for step, passed in seen if step == 0] == [True, False, False]
     assert all(passed for step, passed in seen if step > 0)
-    fresh_copies = set()
-    for _ in range(4):  # a small input at a new address every call
+    fresh_copies, alive = set(), []
+    for _ in range(4):  # a small input at a new address every call (all kept: no address reused)
         fresh = torch.randn(16)
+        alive.append(fresh)
         (given,) = io.inputs([fresh])
         assert torch.equal(given, fresh) and given is not fresh
         fresh_copies.add(given.data_ptr())

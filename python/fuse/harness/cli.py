@@ -50,9 +50,9 @@ def parser_for(prog, description, default_models, default_systems=None, fuse_fal
     parser.add_argument("--warmup", type=int, default=WARMUP,
                         help=f"untimed steps after the first three (default {WARMUP})")
     parser.add_argument("--devices", default=None,
-                        help="GPUs to spread the rows over, one row per GPU at a time: a count (the first N), "
-                             "comma-separated indices, or 'all' (default: the one GPU CUDA_VISIBLE_DEVICES "
-                             "shows first). The GPUs should be alike: every row of a file is read as the GPU "
+                        help="GPUs to spread the rows over, one row per GPU at a time: comma-separated "
+                             "indices (\"0,1\"; \"1\" is GPU 1 alone) or 'all' (default: the first GPU this "
+                             "process sees). The GPUs should be alike: every row of a file is read as the GPU "
                              "it names")
     parser.add_argument("--no-warm-compile", dest="warm_compile", action="store_false",
                         help="skip each compiler row's warm-compile process (its compile_warm_s stays empty; "
@@ -61,25 +61,21 @@ def parser_for(prog, description, default_models, default_systems=None, fuse_fal
 
 
 def device_list(parser, text, count):
-    """The GPU indices --devices names, checked against the `count` GPUs
-    this process sees."""
+    """The GPU indices --devices names ("0,2", "1" or "all"), checked
+    against the `count` GPUs this process sees."""
     if text is None:
         return None
     text = text.strip()
     if text == "all":
-        indices = list(range(count))
-    elif text.isdigit():
-        if not 1 <= int(text) <= count:
-            parser.error(f"--devices {text}: this machine has {count} GPU(s)")
-        indices = list(range(int(text)))
-    else:
-        try:
-            indices = [int(i) for i in text.split(",") if i.strip()]
-        except ValueError:
-            parser.error(f"--devices {text!r}: a count, comma-separated GPU indices or 'all'")
-        bad = [i for i in indices if not 0 <= i < count]
-        if not indices or bad or len(set(indices)) != len(indices):
-            parser.error(f"--devices {text!r}: indices must be distinct, from 0 to {count - 1}")
+        return list(range(count))
+    try:
+        indices = [int(i) for i in text.split(",") if i.strip()]
+    except ValueError:
+        parser.error(f"--devices {text!r}: comma-separated GPU indices or 'all'")
+    bad = [i for i in indices if not 0 <= i < count]
+    if not indices or bad or len(set(indices)) != len(indices):
+        parser.error(f"--devices {text!r}: distinct GPU indices from 0 to {count - 1} "
+                     f"(this process sees {count} GPU(s))")
     return indices
 
 
