@@ -128,13 +128,7 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   code.dedent();
   code.dedent();
   code.line("}");
-  KernelSpec spec;
-  spec.kind = "repitch";
-  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
-  spec.helpers = {"common.cuh"};
-  spec.grid = {static_cast<uint32_t>(std::min<int64_t>(targetRows, 65535)), 1, 1};
-  spec.block = {256, 1, 1};
-  spec.args = params.args;
+  KernelSpec spec = plainKernel("repitch", params, code, std::min<int64_t>(targetRows, 65535));
   double elements = static_cast<double>(matrices) *
                     (std::min(rows, toRows) * std::min(cols, toCols) + toRows * toCols);
   context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));

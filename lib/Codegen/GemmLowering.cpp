@@ -172,13 +172,7 @@ BufferRef addCastKernel(CodegenContext &context, const BufferRef &source,
   code.indent();
   code.line(storeStatement(out, to, "i",
                            ScalarEmitter::convert(from, to, ScalarEmitter::fromStorage(from, in + "[i]"))));
-  KernelSpec spec;
-  spec.kind = "cast";
-  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
-  spec.helpers = {"common.cuh"};
-  spec.grid = {static_cast<uint32_t>(std::min<int64_t>((count + 255) / 256, 1024)), 1, 1};
-  spec.block = {256, 1, 1};
-  spec.args = params.args;
+  KernelSpec spec = plainKernel("cast", params, code, std::min<int64_t>((count + 255) / 256, 1024));
   context.addLaunch(spec, label, label, 0.0,
                     static_cast<double>(count) * (dtypeSize(from) + dtypeSize(to)));
   return target;

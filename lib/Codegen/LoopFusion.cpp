@@ -27,6 +27,18 @@ std::string storeStatement(const std::string &pointer, DType dtype,
          ScalarEmitter::toStorage(dtype, value) + ";";
 }
 
+KernelSpec plainKernel(const std::string &kind, const KernelParams &params,
+                       const CodeBuffer &code, int64_t blocks) {
+  KernelSpec spec;
+  spec.kind = kind;
+  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
+  spec.helpers = {"common.cuh"};
+  spec.grid = {static_cast<uint32_t>(std::max<int64_t>(blocks, 1)), 1, 1};
+  spec.block = {256, 1, 1};
+  spec.args = params.args;
+  return spec;
+}
+
 namespace {
 
 constexpr int kLoopBlock = 256;

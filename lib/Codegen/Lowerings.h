@@ -130,6 +130,12 @@ void addRepitchKernel(CodegenContext &context, const runtime::BufferRef &source,
 std::vector<std::string> bindOutputs(mlir::Operation *fusion,
                                      CodegenContext &context,
                                      KernelParams &params);
+/// A kernel of 256-thread blocks over `blocks` blocks whose body is `code`
+/// (common.cuh its only helper): the grid-stride helpers' launch (casts,
+/// scatters, copies).
+KernelSpec plainKernel(const std::string &kind, const KernelParams &params,
+                       const CodeBuffer &code, int64_t blocks);
+
 /// `pointer[linear] = value` converted to the storage of `dtype`.
 std::string storeStatement(const std::string &pointer, DType dtype,
                            const std::string &linear, const std::string &value);

@@ -73,13 +73,8 @@ LogicalResult lowerScatterAdd(ScatterAddOp scatter, CodegenContext &context) {
             ScalarEmitter::fromStorage(updateType, upd + "[p]") + ");");
   code.dedent();
   code.line("}");
-  KernelSpec spec;
-  spec.kind = "scatter_add";
-  spec.body = kernelSignature(params, 256) + code.text() + "}\n";
-  spec.helpers = {"common.cuh"};
-  spec.grid = {static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>((total + 255) / 256, kGridStrideMaxBlocks))), 1, 1};
-  spec.block = {256, 1, 1};
-  spec.args = params.args;
+  KernelSpec spec =
+      plainKernel("scatter_add", params, code, std::min<int64_t>((total + 255) / 256, kGridStrideMaxBlocks));
   auto [flops, moved] = stepCost(scatter);
   context.addLaunch(spec, label, label, flops, moved);
   return success();
