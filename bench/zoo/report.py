@@ -5,6 +5,11 @@ hand.
     python3 bench/zoo/report.py                     # print the tables of bench/zoo/latest.json
     python3 bench/zoo/report.py --readme            # write them into bench/zoo/README.md
     python3 bench/zoo/report.py RESULTS.json [--readme]
+    python3 bench/zoo/report.py --annotate          # write gaps.json's reasons into the rows that miss a goal
+
+Below the tables, the goals of the zoo's issue row by row (goals.py): each
+fuse-compile row that misses one, with its reason from gaps.json, or
+"unexplained" where gaps.json has none.
 
 Until a GPU run has written bench/zoo/latest.json the section says the
 results are pending.
@@ -19,6 +24,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from fuse.harness import report  # noqa: E402
 
+
+def _load_goals():
+    """bench/zoo/goals.py as the module `zoo_goals` (beside this file)."""
+    import importlib.util
+    if "zoo_goals" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("zoo_goals", os.path.join(HERE, "goals.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["zoo_goals"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["zoo_goals"]
+
+
+goals = _load_goals()
+
 README = os.path.join(HERE, "README.md")
 LATEST = os.path.join(HERE, "latest.json")
 BEGIN = "<!-- results: made by `python3 bench/zoo/report.py --readme`; edits between these lines are lost -->"
@@ -32,7 +51,8 @@ def section(path):
                 "(`python3 bench/zoo/run.py` on the GPU machine) writes it, and "
                 "`python3 bench/zoo/report.py --readme` puts its tables here.")
     with open(path) as f:
-        return report.markdown(json.load(f))
+        results = json.load(f)
+    return report.markdown(results) + "\n\n### Against the goals\n\n" + goals.markdown(results, goals.load_gaps())
 
 
 def write_readme(text, readme=README):
@@ -50,9 +70,23 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="bench/zoo/report.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="?", default=LATEST, help="a results JSON (default bench/zoo/latest.json)")
     parser.add_argument("--readme", action="store_true", help="write the tables into bench/zoo/README.md")
+    parser.add_argument("--annotate", action="store_true",
+                        help="write gaps.json's reason into each fuse-compile row that misses a goal (\"gap\") "
+                             "of the results file; exit 1 when a miss has no reason")
     args = parser.parse_args(argv)
     if args.results != LATEST and not os.path.exists(args.results):
         parser.error(f"no such results file: {args.results}")
+    if args.annotate:
+        with open(args.results) as f:
+            results = json.load(f)
+        gaps = goals.load_gaps()
+        goals.annotate(results, gaps)
+        with open(args.results, "w") as f:
+            json.dump(results, f, indent=1)
+            f.write("\n")
+        left = goals.unexplained(goals.assess(results), gaps)
+        print(f"annotated {args.results}" + (f"; no reason for {', '.join(left)}" if left else ""), file=sys.stderr)
+        return 1 if left else 0
     text = section(args.results)
     if args.readme:
         write_readme(text)
