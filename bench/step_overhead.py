@@ -20,7 +20,8 @@ of each model (bench/run.py's names) through torch.compile(backend="fuse")
 and Inductor's reduce-overhead mode, in one process each: host ms per step,
 step ms, and for Fuse the part of the host time spent in the backend's own
 calls (`fuse_graph_ms`: binding, pools, slabs), the rest being dynamo's
-guards, AOTAutograd's wrappers and autograd's engine.
+guards, AOTAutograd's wrappers and autograd's engine, and the CUDA graphs
+captured per steady step (`captures_per_step`: 0 when every call replays).
 """
 
 import argparse
@@ -97,8 +98,11 @@ def measure_torch_compile(name, system, cache_dir):
         for _ in range(5):
             prepared.step()
         spent[0] = 0.0
+        captures = backend.graph_captures()
         result = dict(model=name, system=system, host_ms=host_ms(prepared.step))
         result["fuse_graph_ms"] = spent[0] * 1e3 / CALLS if system == "fuse-compile" else None
+        result["captures_per_step"] = ((backend.graph_captures() - captures) / CALLS
+                                       if system == "fuse-compile" else None)
         result["step_ms"] = harness_measure.time_steps(prepared.step, CALLS)
     finally:
         backend._FuseGraph.__call__ = original
@@ -126,7 +130,8 @@ def main(argv=None):
                 for system in ("fuse-compile", "inductor-reduce-overhead"):
                     r = measure_torch_compile(name, system, cache_dir)
                     results.append(r)
-                    ours = f", in the backend {r['fuse_graph_ms']:.2f}" if r["fuse_graph_ms"] is not None else ""
+                    ours = (f", in the backend {r['fuse_graph_ms']:.2f}, {r['captures_per_step']:.1f} CUDA graph "
+                            "captures a step" if r["fuse_graph_ms"] is not None else "")
                     print(f"{name:8s} {system:25s} host ms/step {r['host_ms']:.2f}{ours}  "
                           f"step ms {r['step_ms']:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as cache_dir:

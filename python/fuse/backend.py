@@ -79,19 +79,23 @@ fallbacks), for tests and curious users, and `stats["seconds"]` where
 Fuse's share of the compile time went: re-tracing AOTAutograd's graphs,
 exporting them to the dialect, the pipeline and code generation (or the
 cache load), and loading the kernels (NVRTC or the cubin cache); the rest
-of a first call is dynamo's and AOTAutograd's.
+of a first call is dynamo's and AOTAutograd's. `graph_captures()` counts the
+CUDA graphs every compiled graph has captured: taken before and after a few
+steady steps, anything but no change means calls whose pointers do not
+repeat (host time spent capturing rather than replaying).
 """
 
 import itertools
 import operator
 import time
 import warnings
+import weakref
 
 from .dynamo import _masked_attention, _saved_slabs, _saved_views
 from .runtime import _stable_io
 from ._compat import TORCH_2
 
-__all__ = ["fuse_backend", "register", "stats"]
+__all__ = ["fuse_backend", "graph_captures", "register", "stats"]
 
 stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0,
          "io": {"reused": 0, "allocated": 0, "staged": 0},
@@ -100,6 +104,15 @@ stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0
 
 def _spent(phase, seconds):
     stats["seconds"][phase] += seconds
+
+
+# Every graph the backend compiled and still holds.
+_COMPILED = weakref.WeakSet()
+
+
+def graph_captures():
+    """CUDA graphs captured so far by every graph the backend compiled."""
+    return sum(compiled.graph_captures for compiled in list(_COMPILED))
 
 _OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipeline", "fallback",
             "max_arena_bytes", "profile"}
@@ -331,6 +344,7 @@ class _Specialized:
             export_seconds = time.perf_counter() - started
             _spent("export", export_seconds)
             self.compiled = compiler.compile(text, name=name, progress=False, report_phases=False, **options)
+            _COMPILED.add(self.compiled)
             self.compiled.timings.update(retrace=retrace_seconds, export=export_seconds,
                                          aotautograd=aot_seconds)
             self.compiled.report_phases(f"{name} (a torch.compile {kind} graph)")

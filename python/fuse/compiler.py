@@ -353,6 +353,16 @@ class CompiledGraph:
         return self.session
 
     @property
+    def graph_captures(self):
+        """CUDA graphs the session has captured so far (one per new set of
+        pointers, recaptures included; 0 before the first run). A count
+        that grows with the calls means pointers that never repeat: host
+        time spent capturing instead of replaying."""
+        if self.session is None:
+            return 0
+        return int(self.session.compile_report().get("graph_captures", 0))
+
+    @property
     def device_bytes(self):
         """Device memory the session holds outside torch's allocator (arena,
         workspace, constants, cuBLASLt workspace)."""
