@@ -222,6 +222,10 @@ def dtype_name(torch_dtype):
 # an offset can miss it.
 BIND_ALIGNMENT = 16
 
+# Parameters remembered per input as checked: a layer graph's calls per
+# step (one per layer), as many as the runtime keeps captured graphs.
+CHECKED_PARAMETERS = 32
+
 
 def check_tensor(spec, tensor, device, contiguous_copy=False):
     """`tensor` if it fits `spec` on `device`; else a TypeError/ValueError
@@ -297,7 +301,7 @@ class CompiledGraph:
         self.cache_hit, self.timings = cache_hit, dict(timings or {})
         self.compile_seconds = compile_seconds
         self.contiguous_copy = contiguous_copy
-        # Parameters that passed check_inputs, by input index: (tensor, address).
+        # Parameters that passed check_inputs, by input index: {id: (tensor, address)}.
         self._checked_parameters = {}
         self._progress = progress
         self.session, self.device, self.session_report = None, None, None
@@ -380,7 +384,8 @@ class CompiledGraph:
                             f"({names}); {len(inputs)} were given")
         # A parameter that passed at this index, the same object at the same
         # address, passes again without a check (the backend binds hundreds
-        # a call); anything else is checked.
+        # a call; a graph that is one layer binds each layer's in turn);
+        # anything else is checked.
         known = self._checked_parameters
         parameter = _torch().nn.Parameter
         checked = []
@@ -389,13 +394,17 @@ class CompiledGraph:
             if index in skip:
                 checked.append(tensor)
                 continue
-            entry = known.get(index)
+            passed = known.get(index)
+            entry = passed.get(id(tensor)) if passed is not None else None
             if entry is not None and entry[0] is tensor and entry[1] == tensor.data_ptr():
                 checked.append(tensor)
                 continue
             result = check_tensor(spec, tensor, self.device, self.contiguous_copy)
             if result is tensor and type(tensor) is parameter:
-                known[index] = (tensor, tensor.data_ptr())
+                passed = known.setdefault(index, {})
+                if len(passed) >= CHECKED_PARAMETERS:
+                    del passed[next(iter(passed))]
+                passed[id(tensor)] = (tensor, tensor.data_ptr())
             checked.append(result)
         return checked
 
