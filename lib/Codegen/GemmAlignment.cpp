@@ -172,23 +172,19 @@ void stageGemmInputs(GemmStep &gemm, const GemmPadding &padding,
 void addPaddedGemm(GemmStep gemm, const BufferRef &result, CodegenContext &context,
                    const std::string &label, double flops, double bytes) {
   GemmPadding padding = planGemmPadding(gemm);
-  if (!padding.changes(gemm)) {
-    gemm.d = result;
-    context.addGemm(gemm, label, flops, bytes);
-    return;
-  }
   int64_t m = gemm.m, n = gemm.n;
-  stageGemmInputs(gemm, padding, context, label);
-  if (padding.m == m && padding.n == n) { // only K grew: D keeps its shape
-    gemm.d = result;
-    context.addGemm(gemm, label, flops, bytes);
-    return;
-  }
-  gemm.d = context.workspace(gemm.batch * gemm.m * gemm.n *
-                             static_cast<int64_t>(dtypeSize(gemm.cdType)));
+  if (padding.changes(gemm))
+    stageGemmInputs(gemm, padding, context, label);
+  // Where M or N grew the GEMM writes a padded result in the workspace and
+  // a kernel takes the wanted corner; where only K grew, D is as it was.
+  bool paddedResult = gemm.m != m || gemm.n != n;
+  gemm.d = paddedResult ? context.workspace(gemm.batch * gemm.m * gemm.n *
+                                            static_cast<int64_t>(dtypeSize(gemm.cdType)))
+                        : result;
   context.addGemm(gemm, label, flops, bytes);
-  addRepitchKernel(context, gemm.d, result, gemm.cdType, gemm.batch, gemm.m, gemm.n, m, n,
-                   "result of " + label + " taken from its padded rows");
+  if (paddedResult)
+    addRepitchKernel(context, gemm.d, result, gemm.cdType, gemm.batch, gemm.m, gemm.n, m, n,
+                     "result of " + label + " taken from its padded rows");
 }
 
 } // namespace fuse::codegen

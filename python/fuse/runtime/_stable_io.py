@@ -75,7 +75,7 @@ class StableIO:
     def __init__(self, compiled, counters=None):
         self.compiled = compiled
         self.donated_inputs = frozenset(compiled._aliases.values())
-        self.recent = {}  # input index -> {address: None}, oldest first
+        self.recent = {}  # input index -> {address: None}, in the order first seen
         self.staged = {}
         self.pool = [[] for _ in compiled.outputs]  # per output: [(tensor, storage key)]
         self.counters = counters if counters is not None else {}
@@ -100,17 +100,19 @@ class StableIO:
             if index in self.donated_inputs or index in self.skipped_inputs:
                 continue  # the graph writes it (it must be the caller's memory), or the caller binds it
             address = tensor.data_ptr()
-            recent = self.recent.setdefault(index, {})
-            if address in recent or not recent:
-                recent.pop(address, None)
-                recent[address] = None  # the most recent last
+            recent = self.recent.get(index)
+            if recent is None:
+                recent = self.recent[index] = {}
+            elif address in recent:
                 continue
+            # Remembered (the oldest let go): if it comes back (the
+            # allocator's same block next step, a layer's weight), it is
+            # passed as it is. The first address is passed as it is too.
+            first = not recent
             if len(recent) >= RECENT:
                 del recent[next(iter(recent))]
-            # Remembered: if it comes back (the allocator's same block next
-            # step, a layer's weight), it is passed as it is.
             recent[address] = None
-            if tensor.numel() * tensor.element_size() > STAGED_INPUT_BYTES:
+            if first or tensor.numel() * tensor.element_size() > STAGED_INPUT_BYTES:
                 continue
             buffer = self.staged.get(index)
             if buffer is None:
