@@ -75,14 +75,16 @@ recompilation, up to torch._dynamo.config's recompile (cache size) limit;
 past it that graph runs eagerly, said once.
 
 `stats` counts what happened (graphs seen, Fuse compilations, eager
-fallbacks), for tests and curious users, and `stats["seconds"]` where
+fallbacks; `stats["joint"]`: what `_joint_rewrites` changed in the joint
+graphs before their partition), for tests and curious users, and `stats["seconds"]` where
 Fuse's share of the compile time went: re-tracing AOTAutograd's graphs,
 exporting them to the dialect, the pipeline and code generation (or the
 cache load), and loading the kernels (NVRTC or the cubin cache); the rest
 of a first call is dynamo's and AOTAutograd's. `graph_captures()` counts the
 CUDA graphs every compiled graph has captured: taken before and after a few
 steady steps, anything but no change means calls whose pointers do not
-repeat (host time spent capturing rather than replaying).
+repeat (host time spent capturing rather than replaying). `saved_bytes()`
+is what one call of every forward keeps for its backward (its slab).
 """
 
 import itertools
@@ -91,14 +93,15 @@ import time
 import warnings
 import weakref
 
-from .dynamo import _masked_attention, _saved_slabs, _saved_views
+from .dynamo import _joint_rewrites, _masked_attention, _saved_slabs, _saved_views
 from .runtime import _stable_io
 from ._compat import TORCH_2
 
-__all__ = ["fuse_backend", "graph_captures", "register", "stats"]
+__all__ = ["fuse_backend", "graph_captures", "register", "saved_bytes", "stats"]
 
 stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0,
          "io": {"reused": 0, "allocated": 0, "staged": 0},
+         "joint": {"shape_only_operands": 0, "recomputed_log_softmax": 0},
          "seconds": {"retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
 
 
@@ -113,6 +116,16 @@ _COMPILED = weakref.WeakSet()
 def graph_captures():
     """CUDA graphs captured so far by every graph the backend compiled."""
     return sum(compiled.graph_captures for compiled in list(_COMPILED))
+
+
+# The slab pools of every forward the backend holds.
+_SLAB_POOLS = weakref.WeakSet()
+
+
+def saved_bytes():
+    """Bytes that one call of every forward the backend holds keeps for its
+    backward (its slab of saved values)."""
+    return sum(pool.layout.nbytes for pool in list(_SLAB_POOLS))
 
 _OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipeline", "fallback",
             "max_arena_bytes", "profile"}
@@ -426,6 +439,7 @@ class _Specialized:
                                               spec.torch_dtype())
             self.slab_outputs = layout.output_offsets
             self.slab_pool = _saved_slabs.SlabPool(layout, self.compiled.device, self.saved)
+            _SLAB_POOLS.add(self.slab_pool)
             self.io.skip_outputs(self.slab_outputs)
         if chained:  # a base handed to torch would reach the backward unviewed
             raise RuntimeError(f"internal: saved views at results {sorted(chained)} were stored as their base "
@@ -905,6 +919,9 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
     def partition(joint, joint_inputs, **kwargs):
+        # Values the partition would save for nothing or in f32 (_joint_rewrites).
+        for key, count in _joint_rewrites.prepare_joint(joint).items():
+            stats["joint"][key] += count
         forward, backward = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
         if kwargs.get("num_fwd_outputs") is not None:  # else nothing is put in slabs
             shared.saved.note_partition(backward, kwargs["num_fwd_outputs"])

@@ -328,3 +328,27 @@ def test_a_node_whose_retrace_failed_is_named_and_left_to_torch():
     # sort) to torch.
     entry = split_entry(gm, routed_inputs(), "forward", frozenset(), {}, refused=frozenset(["tanh"]))
     assert entry is not None and "tanh" in [n.name for n in entry.plan.unsupported]
+
+
+def mapped_with_constants(x, w):
+    positions = torch.arange(8, dtype=torch.float32) / 8.0   # depends on no input
+    h = torch.tanh(x @ w + positions) * 2.0
+    return torch.exp(h + positions).sum(-1) * 0.5
+
+
+def test_a_refused_node_that_depends_on_no_input_runs_in_torch_too():
+    # A node whose re-trace failed is not folded into a Fuse part (that
+    # would re-trace it again), even where it depends on no input.
+    args = [torch.randn(4, 8)] + _params((8, 8))
+    gm = trace(mapped_with_constants, args)
+    refused = next(n.name for n in gm.graph.nodes if str(n.target).startswith("aten.arange"))
+    plan = split(gm, can_take=lambda node: node.name != refused and supported(node), refused={refused})
+    assert [n.name for n in plan.unsupported] == [refused]
+    assert plan.parts[0].side == "torch" and refused in [n.name for n in plan.parts[0].nodes]
+    parts = InterpreterParts()
+    assert_matches([SplitGraph(gm, plan, parts, "forward")(args)], [mapped_with_constants(*args)])
+    for part in plan.fuse_parts:  # given the value, not computing it
+        assert refused not in [n.name for n in part.module.graph.nodes if n.op == "call_function"]
+    assert refused in [n.name for n in plan.fuse_parts[0].inputs]
+    entry = split_entry(gm, args, "forward", frozenset(), {}, refused=frozenset([refused]))
+    assert entry is not None and refused in [n.name for n in entry.plan.unsupported]

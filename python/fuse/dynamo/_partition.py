@@ -88,9 +88,11 @@ def _is_random(node):
     return node.op == "call_function" and bool(_RANDOM_OPS.match(_target_name(node.target)))
 
 
-def _input_free_nodes(gm, constants):
+def _input_free_nodes(gm, constants, refused=frozenset()):
     """The nodes whose value depends on no graph input other than those at
-    the positions in `constants` (baked in), and on no random op."""
+    the positions in `constants` (baked in), on no random op and on no
+    node named in `refused` (one whose re-trace failed: folding it into a
+    Fuse part would re-trace it again)."""
     free = set()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for position, node in enumerate(placeholders):
@@ -98,6 +100,7 @@ def _input_free_nodes(gm, constants):
             free.add(node)
     for node in gm.graph.nodes:
         if node.op == "get_attr" or (node.op == "call_function" and not _is_random(node)
+                                     and node.name not in refused
                                      and all(i in free for i in node.all_input_nodes)):
             free.add(node)
     return free
@@ -137,12 +140,13 @@ def _group(gm, placed):
     return [Part(side, level, by_key[(side, level)]) for side, level in keys]
 
 
-def split(gm, constants=(), can_take=supported, min_ops=MIN_FUSE_OPS):
+def split(gm, constants=(), can_take=supported, min_ops=MIN_FUSE_OPS, refused=frozenset()):
     """The Plan for `gm`: parts in run order with their modules built.
     `constants` are the positions of graph inputs baked in as constants;
     `can_take(node)` says whether Fuse can take a node (default: the
-    exporter's `supported`)."""
-    free = _input_free_nodes(gm, frozenset(constants))
+    exporter's `supported`); nodes named in `refused` go to torch even
+    where they depend on no input."""
+    free = _input_free_nodes(gm, frozenset(constants), frozenset(refused))
     calls = [n for n in gm.graph.nodes if n.op not in ("placeholder", "get_attr", "output")]
     unsupported = [n for n in calls if n not in free and n.target is not _GETITEM and not can_take(n)]
     on_fuse = set(calls) - set(unsupported)
@@ -315,7 +319,8 @@ def split_entry(gm, args, kind, constants, options, shared_constants=None, refus
     import warnings
     from .. import backend
     try:
-        plan = split(gm, constants, can_take=lambda node: node.name not in refused and supported(node))
+        plan = split(gm, constants, can_take=lambda node: node.name not in refused and supported(node),
+                     refused=refused)
     except Exception:  # a graph this module does not understand: the whole graph eagerly, as before
         return None
     if not plan.unsupported or not plan.fuse_parts:

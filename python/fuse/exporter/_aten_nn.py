@@ -229,8 +229,12 @@ def log_softmax_backward(cx, node, grad, output, dim, input_dtype):
     target, nll = cx.producer(grad)
     logits = _log_softmax_source(cx, output, dim)
     if (target == "aten.nll_loss_backward.default" and logits is not None
-            and cx.env.get(nll.args[1]) is output):
-        # d(cross_entropy)/d(logits) in one op.
+            and cx.node_type(nll) == out):
+        # d(cross_entropy)/d(logits) in one op. nll_loss_backward reads its
+        # log-probabilities for their shape alone (the torch.compile backend
+        # gives it a stand-in, dynamo/_joint_rewrites.py), so its result is
+        # -onehot * scale whatever they are; the same shape says it is this
+        # log-softmax's gradient, not a view's.
         grad_loss, _, labels, _, reduction, ignore_index, _ = [cx.env.get(a, a) if isinstance(a, torch.fx.Node)
                                                                else a for a in nll.args]
         labels = index_operand(cx, labels)

@@ -1,0 +1,111 @@
+"""Rewrites of AOTAutograd's joint forward + backward graph, made before its
+minimum-cut partition decides what the forward saves for the backward.
+
+The partition saves every forward value a backward node reads, priced by
+its bytes, and recomputes only what its allow-list calls cheap. Two things
+it cannot see cost a language model's step gigabytes:
+
+- An operand read for its shape alone. `nll_loss_backward(grad, self,
+  target, ...)` reads `self` (the log-probabilities) only for its shape:
+  HF's loss upcasts the logits, so GPT-2's forward saved an f32 copy of
+  its log-probabilities, 1.65 GB at B8 T1024, that the backward never
+  read. Such an operand is replaced by an uninitialised tensor of the same
+  shape made in the backward (`empty_strided`, which the exporter keeps as
+  a lazy constant that costs nothing while no op reads its values).
+- A log-softmax whose output the backward reads. The partition bans
+  recomputing it (not on its allow-list), so the forward saves the
+  log-probabilities, in f32 where the loss upcast the logits, rather than
+  the bf16 logits they come from. Tagged for recomputation (the tag
+  activation checkpointing uses), the backward recomputes it from its input
+  and the partition saves the cheapest value behind it; Fuse fuses the
+  recomputation into the kernel that reads it (the loss gradient's row
+  reduction), which reads the logits once either way.
+"""
+
+import torch
+
+__all__ = ["prepare_joint", "SHAPE_ONLY_OPERANDS"]
+
+# ATen ops and the positions of operands they read only for shape, dtype
+# and device.
+SHAPE_ONLY_OPERANDS = {
+    "aten.nll_loss_backward.default": (1,),
+    "aten.nll_loss2d_backward.default": (1,),
+}
+
+_LOG_SOFTMAX = {"aten._log_softmax.default"}
+_LOG_SOFTMAX_BACKWARD = {"aten._log_softmax_backward_data.default"}
+
+
+def prepare_joint(joint):
+    """Rewrites `joint` (an fx.GraphModule) in place; returns how many
+    operands were detached and how many log-softmaxes tagged."""
+    graph = joint.graph
+    detached = _detach_shape_only_operands(graph)
+    tagged = _recompute_log_softmax(graph)
+    if detached or tagged:
+        graph.lint()
+        joint.recompile()
+    return {"shape_only_operands": detached, "recomputed_log_softmax": tagged}
+
+
+def _static_layout(value):
+    """(shape, stride) as ints, or None for a symbolic or unknown layout."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    shape, stride = tuple(value.shape), tuple(value.stride())
+    if not all(type(d) is int for d in shape + stride):
+        return None
+    return list(shape), list(stride)
+
+
+def _detach_shape_only_operands(graph):
+    count = 0
+    for node in list(graph.nodes):
+        positions = SHAPE_ONLY_OPERANDS.get(str(node.target)) if node.op == "call_function" else None
+        for position in positions or ():
+            operand = node.args[position] if position < len(node.args) else None
+            if not isinstance(operand, torch.fx.Node) or str(operand.target) == "aten.empty_strided.default":
+                continue
+            value = operand.meta.get("val")
+            layout = _static_layout(value)
+            if layout is None:
+                continue
+            with graph.inserting_before(node):
+                stand_in = graph.call_function(torch.ops.aten.empty_strided.default, tuple(layout),
+                                               {"dtype": value.dtype, "device": value.device})
+            stand_in.meta["val"] = value.new_empty_strided(*layout)
+            if "tensor_meta" in operand.meta:
+                stand_in.meta["tensor_meta"] = operand.meta["tensor_meta"]
+            args = list(node.args)
+            args[position] = stand_in
+            node.args = tuple(args)
+            count += 1
+    return count
+
+
+def _checkpoint_policy():
+    try:
+        from torch.utils.checkpoint import CheckpointPolicy
+    except ImportError:  # torch < 2.4: no tags the partition reads
+        return None
+    return CheckpointPolicy
+
+
+def _recompute_log_softmax(graph):
+    policy = _checkpoint_policy()
+    if policy is None:
+        return 0
+    count = 0
+    for node in graph.nodes:
+        if node.op != "call_function" or str(node.target) not in _LOG_SOFTMAX:
+            continue
+        if "recompute" in node.meta:  # the user's own checkpointing decides
+            continue
+        if any(str(user.target) in _LOG_SOFTMAX_BACKWARD for user in node.users):
+            node.meta["recompute"] = policy.MUST_RECOMPUTE
+            # What checkpointed regions carry; the partition compares it
+            # between a tagged node and its tagged users.
+            node.meta.setdefault("ac_graph_id", 0)
+            count += 1
+    return count
