@@ -11,6 +11,10 @@
 // per thread: element-by-element loads left a cross-entropy row at 40% of
 // the bandwidth), and every pass reads them there.
 //
+// Every pass gives a row's element j to the same thread, so an output may be
+// planned over an input read only at its own elements or reduced
+// (fuse-plan-memory): the thread computes an element's outputs, then stores.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"
@@ -168,6 +172,10 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
   std::string indexType = indexTypeFor(fusion);
   std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
   std::vector<std::string> outputs = bindOutputs(fusion, context, params);
+  // An input planned in place under an output (fuse-plan-memory: read only
+  // at the elements this thread writes, or reduced before) loses
+  // __restrict__, so that its loads stay before the stores.
+  context.markInPlaceInputs(fusion, inputs, params);
   ScalarEmitter emitter(body, inputs, indexType);
   emitter.requireHelper("reductions.cuh");
   emitter.requireHelper("math.cuh");
@@ -295,30 +303,30 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
     }
   }
 
+  // Every value of an element (or row) first, then its stores: an output
+  // may be planned over an input read there (in place).
+  auto emitStores = [&](bool perRow, const std::string &at) {
+    std::vector<std::string> stores;
+    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
+      Value result = fusion.getResult(k);
+      if ((numElements(shapeOf(result)) == rows && rowLength != 1) != perRow)
+        continue;
+      std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), at));
+      stores.push_back(storeStatement(outputs[k], dtypeOf(result), at, element));
+    }
+    for (const std::string &store : stores)
+      code.line(store);
+  };
   bool anyFull = false, anyRow = false;
   for (Value result : fusion.getResults())
     (numElements(shapeOf(result)) == rows ? anyRow : anyFull) = true;
   if (anyFull)
-    rowLoop([&] {
-      for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-        Value result = fusion.getResult(k);
-        if (numElements(shapeOf(result)) == rows && rowLength != 1)
-          continue;
-        std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "lin"));
-        code.line(storeStatement(outputs[k], dtypeOf(result), "lin", element));
-      }
-    });
+    rowLoop([&] { emitStores(false, "lin"); });
   if (anyRow && rowLength != 1) {
     emitter.forgetElements();
     code.line("if (threadIdx.x == 0) {");
     code.indent();
-    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-      Value result = fusion.getResult(k);
-      if (numElements(shapeOf(result)) != rows)
-        continue;
-      std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "row"));
-      code.line(storeStatement(outputs[k], dtypeOf(result), "row", element));
-    }
+    emitStores(true, "row");
     code.dedent();
     code.line("}");
   }

@@ -161,6 +161,102 @@ func.func @fusion_reads_other_elements(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A row reduction writes over an input that dies there when every read of
+// it is element-aligned or feeds a reduction over the rows (cross entropy's
+// forward and backward over the logits %a: max, sum of exp and the label's
+// logit picked by a one-hot select, then the gradient): the row's reductions
+// end before its last pass, in which each thread writes the elements it
+// reads. The gradient %g gets %a's offset; the pair is one block.
+// CHECK-LABEL: func.func @row_reduction_in_place
+// CHECK-SAME: attributes {fuse.arena_lower_bound = 1024 : i64, fuse.arena_size = 1024 : i64}
+// CHECK-NEXT: fuse.exp {{.*}}[#fuse.buffer<offset = [[A:[0-9]+]], size = 1024, live = [0, 1]>]
+// CHECK-NEXT: fuse.fusion row_reduction {{.*}}[#fuse.buffer<external, size = 64, live = [1, 2]>, #fuse.buffer<offset = [[A]], size = 1024, live = [1, 2]>]
+// CHECK: fuse.neg {{.*}}[#fuse.buffer<external, size = 1024, live = [2, 2]>]
+func.func @row_reduction_in_place(%x: tensor<16x16xf32>, %ids: tensor<16xi64>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  %a = fuse.exp %x : tensor<16x16xf32>
+  %loss, %g = fuse.fusion row_reduction (%a, %ids) : (tensor<16x16xf32>, tensor<16xi64>) -> (tensor<16xf32>, tensor<16x16xf32>) {
+  ^bb0(%p: tensor<16x16xf32>, %i: tensor<16xi64>):
+    %m = fuse.reduce max %p, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %mb = fuse.broadcast_in_dim %m, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %d = fuse.sub %p, %mb : tensor<16x16xf32>
+    %e = fuse.exp %d : tensor<16x16xf32>
+    %s = fuse.reduce sum %e, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %ls = fuse.log %s : tensor<16xf32>
+    %lse = fuse.add %m, %ls : tensor<16xf32>
+    %col = fuse.iota dim = 1 : tensor<16x16xi64>
+    %ib = fuse.broadcast_in_dim %i, dims = [0] : (tensor<16xi64>) -> tensor<16x16xi64>
+    %hit = fuse.compare eq, %col, %ib : tensor<16x16xi64>
+    %zero = fuse.constant dense<0.0> : tensor<16x16xf32>
+    %sel = fuse.select %hit, %p, %zero : tensor<16x16xi1>, tensor<16x16xf32>
+    %picked = fuse.reduce sum %sel, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %l = fuse.sub %lse, %picked : tensor<16xf32>
+    %lb = fuse.broadcast_in_dim %lse, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %z = fuse.sub %p, %lb : tensor<16x16xf32>
+    %prob = fuse.exp %z : tensor<16x16xf32>
+    %oh = fuse.cast %hit : tensor<16x16xi1> to tensor<16x16xf32>
+    %grad = fuse.sub %prob, %oh : tensor<16x16xf32>
+    fuse.yield %l, %grad : tensor<16xf32>, tensor<16x16xf32>
+  }
+  %y = fuse.neg %g : tensor<16x16xf32>
+  return %y, %loss : tensor<16x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Not over an input that a row reduction reads at other elements of the row
+// (a transpose, a gather: another thread's elements, written by then), nor
+// over one that is still live after it (%a, read by the neg): each pair is
+// live together at the fusion, 2048 bytes.
+// CHECK-LABEL: func.func @row_reduction_transposed
+// CHECK-SAME: attributes {fuse.arena_lower_bound = 2048 : i64, fuse.arena_size = 2048 : i64}
+// CHECK-NEXT: fuse.exp {{.*}}[#fuse.buffer<offset = {{[0-9]+}}, size = 1024, live = [0, 1]>]
+// CHECK-NEXT: fuse.fusion row_reduction {{.*}}[#fuse.buffer<offset = {{[0-9]+}}, size = 1024, live = [1, 2]>]
+// CHECK-LABEL: func.func @row_reduction_gathered
+// CHECK-SAME: attributes {fuse.arena_lower_bound = 2048 : i64, fuse.arena_size = 2048 : i64}
+// CHECK-LABEL: func.func @row_reduction_live_after
+// CHECK-SAME: attributes {fuse.arena_lower_bound = 2048 : i64, fuse.arena_size = 2048 : i64}
+// CHECK-NEXT: fuse.exp {{.*}}[#fuse.buffer<offset = {{[0-9]+}}, size = 1024, live = [0, 2]>]
+func.func @row_reduction_transposed(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %a = fuse.exp %x : tensor<16x16xf32>
+  %s = fuse.fusion row_reduction (%a) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%p: tensor<16x16xf32>):
+    %t = fuse.transpose %p, permutation = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+    %m = fuse.reduce max %t, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %b = fuse.broadcast_in_dim %m, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %d = fuse.sub %t, %b : tensor<16x16xf32>
+    fuse.yield %d : tensor<16x16xf32>
+  }
+  %y = fuse.neg %s : tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+func.func @row_reduction_gathered(%x: tensor<16x16xf32>, %ids: tensor<16xi64>) -> tensor<16x16xf32> {
+  %a = fuse.exp %x : tensor<16x16xf32>
+  %s = fuse.fusion row_reduction (%a, %ids) : (tensor<16x16xf32>, tensor<16xi64>) -> tensor<16x16xf32> {
+  ^bb0(%p: tensor<16x16xf32>, %i: tensor<16xi64>):
+    %m = fuse.reduce max %p, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %b = fuse.broadcast_in_dim %m, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %q = fuse.gather %p[%i], dim = 1 : (tensor<16x16xf32>, tensor<16xi64>) -> tensor<16x16xf32>
+    %d = fuse.sub %q, %b : tensor<16x16xf32>
+    fuse.yield %d : tensor<16x16xf32>
+  }
+  %y = fuse.neg %s : tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+func.func @row_reduction_live_after(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %a = fuse.exp %x : tensor<16x16xf32>
+  %s = fuse.fusion row_reduction (%a) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%p: tensor<16x16xf32>):
+    %m = fuse.reduce max %p, dims = [1] : (tensor<16x16xf32>) -> tensor<16xf32>
+    %b = fuse.broadcast_in_dim %m, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %d = fuse.sub %p, %b : tensor<16x16xf32>
+    fuse.yield %d : tensor<16x16xf32>
+  }
+  %y = fuse.neg %a : tensor<16x16xf32>
+  %z = fuse.add %s, %y : tensor<16x16xf32>
+  return %z, %y : tensor<16x16xf32>, tensor<16x16xf32>
+}
+// -----
+
 // A donated argument's memory may be written in place: the optimizer's
 // update %u is returned in argument #0's memory, the chain %v, %w, %s
 // stays in argument #2's. Argument #1 is not donated, and #3 is donated

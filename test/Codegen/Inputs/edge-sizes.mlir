@@ -71,6 +71,24 @@ func.func @column_update_in_place(%g: tensor<300x520xf32> {fuse.name = "g"}, %b:
   return %m2, %b2, %x2 : tensor<520xf32>, tensor<520xf32>, tensor<300x520xf32>
 }
 
+// A row reduction whose result "x" is planned over the donated %x (it dies
+// there and is read at its own elements only): %x is read by the other
+// output alone, in the last pass, so that pass must load it before it
+// stores "x". Rows of 100 stay in registers; rows of 20000 go through
+// shared memory.
+func.func @row_update_in_place(%t: tensor<8x100xf32> {fuse.name = "t"}, %x: tensor<8x100xf32> {fuse.name = "x", fuse.donated}) -> (tensor<8x100xf32> {fuse.name = "x"}, tensor<8x100xf32> {fuse.name = "z"}) {
+  %0 = fuse.softmax %t, dim = 1 : tensor<8x100xf32>
+  %1 = fuse.add %0, %t : tensor<8x100xf32>
+  %2 = fuse.mul %x, %t : tensor<8x100xf32>
+  return %1, %2 : tensor<8x100xf32>, tensor<8x100xf32>
+}
+func.func @row_update_in_place_long(%t: tensor<4x20000xf32> {fuse.name = "t"}, %x: tensor<4x20000xf32> {fuse.name = "x", fuse.donated}) -> (tensor<4x20000xf32> {fuse.name = "x"}, tensor<4x20000xf32> {fuse.name = "z"}) {
+  %0 = fuse.softmax %t, dim = 1 : tensor<4x20000xf32>
+  %1 = fuse.add %0, %t : tensor<4x20000xf32>
+  %2 = fuse.mul %x, %t : tensor<4x20000xf32>
+  return %1, %2 : tensor<4x20000xf32>, tensor<4x20000xf32>
+}
+
 func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>

@@ -52,14 +52,15 @@ bool sameLayout(Value value, Value other) {
 /// Whether everything computed from `argument` in a fusion body is computed
 /// element by element (elementwise ops and reshapes, which keep the linear
 /// index): element `i` of a result then reads element `i` of the argument
-/// alone.
-bool readOnlyIndexAligned(BlockArgument argument) {
+/// alone. With `rowReduces`, a `fuse.reduce` may read it too (see
+/// mayWriteInPlace); what the reduction computes is not followed.
+bool readOnlyIndexAligned(BlockArgument argument, bool rowReduces) {
   SmallVector<Value> worklist = {argument};
   llvm::SmallPtrSet<Operation *, 16> seen;
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     for (Operation *user : value.getUsers()) {
-      if (isa<YieldOp>(user))
+      if (isa<YieldOp>(user) || (rowReduces && isa<ReduceOp>(user)))
         continue;
       if (!user->hasTrait<OpTrait::Elementwise>() && !isa<ReshapeOp>(user))
         return false;
@@ -71,16 +72,30 @@ bool readOnlyIndexAligned(BlockArgument argument) {
 }
 
 /// Whether `op` may write a result over one of its inputs: an elementwise
-/// op, a `loop` fusion, or a `column_reduction` fusion (further checked per
-/// input). A column reduction reads an input that only elementwise ops use
-/// in one thread per element: a per-element input where that element's
-/// outputs are computed, a per-column one (the epilogue, an optimizer's
-/// update of a bias fused into its gradient's reduction) in the thread
-/// that finishes the column; the code generator stores after those reads.
+/// op, or a `loop`, `column_reduction` or `row_reduction` fusion (further
+/// checked per input). A column reduction reads an input that only
+/// elementwise ops use in one thread per element: a per-element input where
+/// that element's outputs are computed, a per-column one (the epilogue, an
+/// optimizer's update of a bias fused into its gradient's reduction) in the
+/// thread that finishes the column; the code generator stores after those
+/// reads.
+///
+/// A row reduction (RowReductionFusion.cpp) may also feed such an input to
+/// its `fuse.reduce`s (cross entropy's backward over the logits): every pass
+/// over a row, the reductions' and the last one that stores the
+/// full-size outputs, gives element `j` of the row to the same thread, so
+/// a thread reads the elements of that input it then writes and no other
+/// (a row longer than the registers hold is first copied whole into shared
+/// memory, before a barrier); a per-row input is read where thread 0 stores
+/// the per-row outputs. The template reads inputs planned under an output
+/// without __restrict__ and computes each element's outputs before storing
+/// them. A read at another element (gather, slice, transpose, a broadcast
+/// of the input) still forbids it.
 bool mayWriteInPlace(Operation *op) {
   if (auto fusion = dyn_cast<FusionOp>(op))
     return fusion.getKind() == FusionKind::Loop ||
-           fusion.getKind() == FusionKind::ColumnReduction;
+           fusion.getKind() == FusionKind::ColumnReduction ||
+           fusion.getKind() == FusionKind::RowReduction;
   return op->hasTrait<OpTrait::Elementwise>();
 }
 
@@ -204,11 +219,13 @@ private:
     if (!fusion)
       return true;
     // Every input of the fusion in this buffer (it may come twice, or as a
-    // view) must be read element by element.
+    // view) must be read element by element (or reduced, in a row).
+    bool rowReduces = fusion.getKind() == FusionKind::RowReduction;
     for (auto [index, operand] : llvm::enumerate(fusion.getInputs())) {
       auto buffer = live.bufferOf.find(operand);
       if (buffer != live.bufferOf.end() && buffer->second == source &&
-          !readOnlyIndexAligned(fusion.getBody().getArgument(index)))
+          !readOnlyIndexAligned(fusion.getBody().getArgument(index),
+                                rowReduces))
         return false;
     }
     return true;

@@ -380,17 +380,21 @@ def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
     - Function arguments and returned values are the caller's memory:
       returned values are `external`, never in the arena, and an argument is
       never written, unless it is donated (`fuse.donated`, below).
-    - In place: a result of an elementwise op, or of a `loop` or
-      `column_reduction` fusion, takes over the buffer of an input that dies
-      at that op (its live range ends there) when both have as many
-      elements of as many bytes and, in a fusion, the body reads that input
-      only through elementwise ops and reshapes, so that element `i` of the
-      result depends on element `i` of the input alone (the loop template
-      computes every element of an index in one thread, reading before
-      writing; the column-reduction template does so per element, and per
-      column in the thread that finishes the column, so an optimizer's
-      update of a bias fused into its gradient's reduction is written over
-      the bias). Only an input in the arena
+    - In place: a result of an elementwise op, or of a `loop`,
+      `column_reduction` or `row_reduction` fusion, takes over the buffer
+      of an input that dies at that op (its live range ends there) when
+      both have as many elements of as many bytes and, in a fusion, the
+      body reads that input only through elementwise ops and reshapes, so
+      that element `i` of the result depends on element `i` of the input
+      alone (the loop template computes every element of an index in one
+      thread, reading before writing; the column-reduction template does so
+      per element, and per column in the thread that finishes the column,
+      so an optimizer's update of a bias fused into its gradient's
+      reduction is written over the bias). A row reduction's body may also
+      feed it to a `fuse.reduce`: every pass over a row gives element `j`
+      to the same thread, the reductions' passes end before the last one
+      writes, so cross entropy's gradient is written over the logits. Only
+      an input in the arena
       qualifies, and only for a result in the arena; or an input in a
       donated argument's memory that the function does not return: its
       result is then placed in that argument (`argument = N`), returned or
