@@ -31,11 +31,11 @@ func.func @batched_k(%a: tensor<2x512x1001xf32>, %b: tensor<2x1001x256xf32>) -> 
 
 // Two results (the pre-activation is kept): the GEMM leaves its padded
 // result in the workspace and the epilogue kernel reads it with the padded
-// row length.
-func.func @head_two_results(%x: tensor<1024x768xf32>, %w: tensor<1001x768xf32>, %b: tensor<1001xf32>) -> (tensor<1024x1001xf32>, tensor<1024x1001xf32>) {
+// row length. A full-size addend (a residual), not a bias: a bias would go
+// into cuBLASLt's own epilogue, the sum rounded to bf16 as autocast does.
+func.func @head_two_results(%x: tensor<1024x768xf32>, %w: tensor<1001x768xf32>, %r: tensor<1024x1001xf32>) -> (tensor<1024x1001xf32>, tensor<1024x1001xf32>) {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<1024x768xf32>, tensor<1001x768xf32>) -> tensor<1024x1001xf32>
-  %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<1001xf32>) -> tensor<1024x1001xf32>
-  %2 = fuse.add %0, %1 : tensor<1024x1001xf32>
+  %2 = fuse.add %0, %r : tensor<1024x1001xf32>
   %3 = fuse.gelu %2, approximate = tanh : tensor<1024x1001xf32>
   return %2, %3 : tensor<1024x1001xf32>, tensor<1024x1001xf32>
 }

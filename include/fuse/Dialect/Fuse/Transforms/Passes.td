@@ -94,6 +94,13 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
     stays in `dtype` end to end, and a matmul of a matmul reads the 16-bit
     result. Casts and f32 data movement left without users are erased.
 
+    A linear layer's output, the sum of a matmul's `dtype` result (widened
+    to f32) and a broadcast bias, is rounded to `dtype` and widened again for
+    its users, as `torch.autocast`'s `addmm` and `linear` return it: what the
+    backward keeps of it (an MLP's pre-activation, read by the activation's
+    backward) is then a `dtype` value, half the memory of f32.
+    `round-linear-outputs=false` keeps the sum in f32.
+
     With `narrow-results`, a result that widens a `dtype` value to f32 (the
     policy's cast back, possibly under data movement) is returned as that value
     in `dtype`, and the function's result type changes with it: what
@@ -147,6 +154,12 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
            "Low-precision type of matmul and attention operands: bf16 or f16">,
     Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
            "f16 only: finite steps in a row after which the loss scale doubles">,
+    Option<"roundLinearOutputs", "round-linear-outputs", "bool",
+           /*default=*/"true",
+           "Round a linear layer's output (a 16-bit matmul's result plus a "
+           "broadcast bias) to `dtype`, as torch.autocast's addmm and linear "
+           "return it, so that what the backward keeps of it is 16-bit; "
+           "false keeps the sum in f32">,
     Option<"narrowResults", "narrow-results", "bool", /*default=*/"false",
            "Return a result computed in `dtype` (a widening cast, possibly "
            "under data movement) in `dtype`, as torch.autocast does: for "

@@ -1,8 +1,9 @@
 //===- AutoMixedPrecision.cpp - fuse-auto-mixed-precision -----------------===//
 //
 // Checks the options when the pass is set up, before it touches the IR, and
-// runs its two parts on every function: the precision policy
-// (PrecisionPolicy.cpp), then, for f16, dynamic loss scaling
+// runs its parts on every function: the precision policy
+// (PrecisionPolicy.cpp), linear layers' outputs rounded as autocast rounds
+// them (LinearOutputs.cpp), then, for f16, dynamic loss scaling
 // (LossScaling.cpp). Loss scaling comes second because it finds the
 // gradients through the casts the policy adds, so the 16-bit matmuls of the
 // backward read scaled values.
@@ -54,6 +55,8 @@ struct AutoMixedPrecisionPass
       if (func.isExternal())
         continue;
       amp::applyPrecisionPolicy(func, lowType);
+      if (roundLinearOutputs)
+        amp::roundLinearOutputs(func, lowType);
       if (narrowResults)
         amp::narrowResults(func, lowType);
       // bf16 has f32's range: only f16 needs its gradients scaled.

@@ -23,6 +23,11 @@ namespace mlir::fuse::amp {
 /// through data-movement ops if it has to, and casts left dead go.
 void applyPrecisionPolicy(func::FuncOp func, FloatType lowType);
 
+/// Rounds the sum of each `lowType` matmul's result (widened to f32) and a
+/// broadcast bias to `lowType`, read back as f32: a linear layer's output
+/// as torch.autocast returns it (LinearOutputs.cpp).
+void roundLinearOutputs(func::FuncOp func, FloatType lowType);
+
 /// Returns each f32 result of `func` that widens a `lowType` value (a cast,
 /// possibly under data movement) as that value, in `lowType`, as
 /// torch.autocast returns a model's output, and changes the function type
