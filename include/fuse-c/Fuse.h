@@ -35,7 +35,8 @@ extern "C" {
 #define FUSE_C_EXPORT
 #endif
 
-/* The version of this interface ("fuse-c/1"). */
+/* The version of this interface ("fuse-c/2"; 2 added FuseScratch and
+ * FuseSessionOptions.scratch). */
 FUSE_C_EXPORT const char *fuseApiVersion(void);
 
 /* The message of the last failure on this thread ("" if none). */
@@ -122,6 +123,21 @@ FUSE_C_EXPORT char *fuseExecutableCompilePhases(const FuseExecutable *executable
  * the on-disk cubin cache), one arena and one workspace allocated. */
 typedef struct FuseSession FuseSession;
 
+/* Device memory that sessions share for their arena, workspace and
+ * cuBLASLt workspace, which hold nothing from one run to the next: for
+ * sessions whose runs never overlap, such as the graphs of one model run in
+ * turn (a forward, then its backward). It grows to the largest arena and
+ * workspace its sessions need; a run on another stream than the run before
+ * it waits for that run. Made on the current GPU; each session holds on to
+ * it, so it may be freed before them. */
+typedef struct FuseScratch FuseScratch;
+
+/* NULL on failure (no GPU, out of memory). */
+FUSE_C_EXPORT FuseScratch *fuseCreateScratch(void);
+FUSE_C_EXPORT void fuseFreeScratch(FuseScratch *scratch);
+/* Device bytes it holds now; -1 for NULL. */
+FUSE_C_EXPORT int64_t fuseScratchBytes(const FuseScratch *scratch);
+
 typedef struct FuseSessionOptions {
   /* The cubin cache; NULL or "": $FUSE_CACHE_DIR, else
    * $XDG_CACHE_HOME/fuse, else ~/.cache/fuse. */
@@ -132,6 +148,9 @@ typedef struct FuseSessionOptions {
   int use_cuda_graph;
   /* 0: no progress line on stderr during long compiles. */
   int progress;
+  /* NULL: an arena and workspaces of the session's own; else the shared
+   * memory (fuseCreateScratch) on the same GPU. */
+  FuseScratch *scratch;
 } FuseSessionOptions;
 
 /* Fills `options` with the defaults (cache on, CUDA graphs on, progress
@@ -149,7 +168,8 @@ FUSE_C_EXPORT void fuseFreeSession(FuseSession *session);
 /* How the session got its kernels, the device memory it holds and its CUDA
  * graphs so far, as JSON:
  *   {"seconds", "modules", "cache_hits", "compiled",
- *    "device_bytes" (arena, workspace, constants, cuBLASLt workspace),
+ *    "device_bytes" (arena, workspace, constants, cuBLASLt workspace;
+ *                    with shared scratch memory, the constants alone),
  *    "graph_captures" (one per new set of pointers; recaptures included),
  *    "cached_graphs" (kept for replay, one per set, at most 32)} */
 FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);

@@ -20,13 +20,18 @@
 
 namespace fuse::runtime {
 class Executor;
-}
+class ScratchMemory;
+} // namespace fuse::runtime
 
 struct FuseExecutable {
   fuse::runtime::Executable executable;
   /// Where fuseCompile's time went (parse and verify, each pass, code
   /// generation), in order; empty for an executable read from a file.
   std::vector<std::pair<std::string, double>> compilePhases;
+};
+
+struct FuseScratch {
+  std::shared_ptr<fuse::runtime::ScratchMemory> memory;
 };
 
 struct FuseSession {

@@ -11,6 +11,7 @@
 #include "fuse/Runtime/Calibration.h"
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/Profiler.h"
+#include "fuse/Runtime/ScratchMemory.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -117,6 +118,8 @@ FuseSession *fuseCreateSession(const FuseExecutable *executable,
     executorOptions.useCache = opts.use_cache != 0;
     executorOptions.useCudaGraph = opts.use_cuda_graph != 0;
     executorOptions.progress = opts.progress != 0;
+    if (opts.scratch)
+      executorOptions.scratch = opts.scratch->memory;
     rt::StatusOr<std::unique_ptr<rt::Executor>> executor =
         rt::Executor::create(executable->executable, executorOptions);
     if (!executor)
@@ -128,6 +131,22 @@ FuseSession *fuseCreateSession(const FuseExecutable *executable,
 }
 
 void fuseFreeSession(FuseSession *session) { delete session; }
+
+FuseScratch *fuseCreateScratch(void) {
+  return guarded<FuseScratch *>("fuseCreateScratch", nullptr, []() -> FuseScratch * {
+    rt::StatusOr<std::shared_ptr<rt::ScratchMemory>> memory =
+        rt::ScratchMemory::create();
+    if (!memory)
+      return fail<FuseScratch *>(memory.status(), nullptr);
+    return new FuseScratch{std::move(*memory)};
+  });
+}
+
+void fuseFreeScratch(FuseScratch *scratch) { delete scratch; }
+
+int64_t fuseScratchBytes(const FuseScratch *scratch) {
+  return scratch ? scratch->memory->deviceBytes() : -1;
+}
 
 char *fuseSessionCompileReport(const FuseSession *session) {
   return guarded<char *>("fuseSessionCompileReport", nullptr, [&]() -> char * {

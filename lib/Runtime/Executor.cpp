@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Runtime/Executor.h"
+#include "fuse/Runtime/ScratchMemory.h"
 
 #include "CudaError.h"
 #include "CudaGraph.h"
@@ -50,8 +51,6 @@ using detail::cudaCheck;
 
 namespace {
 
-/// cuBLASLt's scratch space: enough for split-K on the largest GEMMs.
-constexpr size_t kCublasWorkspaceBytes = 32u << 20;
 /// Constants are packed into one allocation at this alignment.
 constexpr int64_t kConstantAlignment = 256;
 /// Captured graphs kept per executable, one per set of pointers: enough
@@ -119,9 +118,24 @@ public:
                       const std::function<Status(size_t)> *after = nullptr);
   Status run(const std::vector<void *> &inputs,
              const std::vector<void *> &outputs, cudaStream_t stream);
+  /// Runs `body` (what enqueues the steps on `stream`) where the scratch
+  /// memory, if shared, is this executor's alone (ScratchMemory::use).
+  Status usingScratch(cudaStream_t stream,
+                      const std::function<Status(bool captured)> &body);
+  /// run() after the checks: plain launches (the first run, or into the
+  /// caller's capture), else the captured graph for these pointers.
+  Status enqueueOrReplay(const std::vector<void *> &inputs,
+                         const std::vector<void *> &outputs,
+                         cudaStream_t stream, bool captured);
   /// "step 12 (launch fuse_k3: loop: add, mul (model.py:34))".
   std::string describeStep(size_t index) const;
   std::string name() const { return "@" + exe.entry; }
+  void *arenaBase() const {
+    return options.scratch ? options.scratch->arena() : arena.data();
+  }
+  void *workspaceBase() const {
+    return options.scratch ? options.scratch->workspace() : workspace.data();
+  }
 
   Executable exe;
   ExecutorOptions options;
@@ -156,8 +170,17 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
     buffer = std::move(*allocated);
     return Status::success();
   };
-  FUSE_RETURN_IF_ERROR(allocate(arena, exe.arenaBytes, "arena"));
-  FUSE_RETURN_IF_ERROR(allocate(workspace, exe.workspaceBytes, "workspace"));
+  if (options.scratch) {
+    if (options.scratch->device() != device)
+      return Status::failure(name() + ": its shared scratch memory is on device " +
+                             std::to_string(options.scratch->device()) +
+                             ", the executor on device " + std::to_string(device));
+    FUSE_RETURN_IF_ERROR(
+        options.scratch->reserve(exe.arenaBytes, exe.workspaceBytes, name()));
+  } else {
+    FUSE_RETURN_IF_ERROR(allocate(arena, exe.arenaBytes, "arena"));
+    FUSE_RETURN_IF_ERROR(allocate(workspace, exe.workspaceBytes, "workspace"));
+  }
   std::vector<int64_t> constantOffsets;
   int64_t constantBytes = 0;
   for (const ConstantData &constant : exe.constants) {
@@ -166,7 +189,7 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
                      kConstantAlignment * kConstantAlignment;
   }
   FUSE_RETURN_IF_ERROR(allocate(constants, constantBytes, "constants"));
-  if (!exe.gemms.empty())
+  if (!exe.gemms.empty() && !options.scratch)
     FUSE_RETURN_IF_ERROR(allocate(cublasWorkspace, kCublasWorkspaceBytes,
                                   "cuBLASLt workspace"));
   for (size_t i = 0; i < exe.constants.size(); ++i) {
@@ -205,9 +228,14 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
     std::vector<detail::GemmPointers> assumed;
     for (const GemmStep &gemm : exe.gemms)
       assumed.push_back(gemmPointers(gemm, fakeInputs, fakeOutputs));
+    void *gemmWorkspace = options.scratch ? options.scratch->cublasWorkspace()
+                                          : cublasWorkspace.data();
+    int64_t gemmWorkspaceBytes = options.scratch
+                                     ? options.scratch->cublasBytes()
+                                     : kCublasWorkspaceBytes;
     StatusOr<std::unique_ptr<detail::GemmRunner>> runner =
-        detail::GemmRunner::create(exe, cublasWorkspace.data(),
-                                   kCublasWorkspaceBytes, assumed);
+        detail::GemmRunner::create(exe, gemmWorkspace, gemmWorkspaceBytes,
+                                   assumed);
     if (!runner.ok())
       return Status::failure(name() + ": " + runner.status().message());
     gemms = std::move(*runner);
@@ -225,9 +253,9 @@ void *Executor::Impl::resolve(const BufferRef &ref,
                               const std::vector<void *> &outputs) const {
   char *base = nullptr;
   switch (ref.kind) {
-  case BufferRef::Kind::Arena: base = static_cast<char *>(arena.data()); break;
+  case BufferRef::Kind::Arena: base = static_cast<char *>(arenaBase()); break;
   case BufferRef::Kind::Workspace:
-    base = static_cast<char *>(workspace.data());
+    base = static_cast<char *>(workspaceBase());
     break;
   case BufferRef::Kind::Input: base = static_cast<char *>(inputs[ref.index]); break;
   case BufferRef::Kind::Output:
@@ -401,25 +429,46 @@ Status Executor::Impl::run(const std::vector<void *> &inputs,
                            const std::vector<void *> &outputs,
                            cudaStream_t stream) {
   FUSE_RETURN_IF_ERROR(checkBindings(inputs, outputs));
-  if (!options.useCudaGraph || syncSteps)
-    return enqueueSteps(stream, inputs, outputs);
-  // The caller is capturing `stream` into a graph of its own: our steps
-  // become part of it, as plain nodes.
+  return usingScratch(stream, [&](bool captured) {
+    if (!options.useCudaGraph || syncSteps)
+      return enqueueSteps(stream, inputs, outputs);
+    return enqueueOrReplay(inputs, outputs, stream, captured);
+  });
+}
+
+Status Executor::Impl::usingScratch(
+    cudaStream_t stream, const std::function<Status(bool captured)> &body) {
+  // The caller may be capturing `stream` into a graph of its own: our steps
+  // then become part of it, as plain nodes.
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   FUSE_RETURN_IF_ERROR(cudaCheck(cudaStreamIsCapturing(stream, &capturing),
                                  "running " + name() +
                                      ": cudaStreamIsCapturing"));
-  if (capturing != cudaStreamCaptureStatusNone || !warmedUp) {
+  bool captured = capturing != cudaStreamCaptureStatusNone;
+  if (!options.scratch)
+    return body(captured);
+  return options.scratch->use(stream, captured, [&] { return body(captured); });
+}
+
+Status Executor::Impl::enqueueOrReplay(const std::vector<void *> &inputs,
+                                       const std::vector<void *> &outputs,
+                                       cudaStream_t stream, bool captured) {
+  if (captured || !warmedUp) {
     Status status = enqueueSteps(stream, inputs, outputs);
     warmedUp = warmedUp || status.ok();
     return status;
   }
+  // A graph bakes in the arena and workspace too, which move when shared
+  // scratch memory grows: they are part of the pointers a graph is for.
+  std::vector<void *> bound = outputs;
+  if (options.scratch)
+    bound.insert(bound.end(), {arenaBase(), workspaceBase()});
   StatusOr<detail::StepGraph *> graph = graphs.get(
       captureStream,
       [&](cudaStream_t capture) {
         return enqueueSteps(capture, inputs, outputs);
       },
-      inputs, outputs);
+      inputs, bound);
   if (!graph.ok())
     return graph.status();
   return (*graph)->launch(stream, "running " + name());
@@ -485,8 +534,9 @@ Executor::stepMilliseconds(const std::vector<void *> &inputs,
         cudaCheck(cudaEventCreate(&event), "timing steps: cudaEventCreate"));
     list.events.push_back(event);
   }
-  FUSE_RETURN_IF_ERROR(
-      impl_->enqueueSteps(cudaStream, inputs, outputs, &list.events));
+  FUSE_RETURN_IF_ERROR(impl_->usingScratch(cudaStream, [&](bool) {
+    return impl_->enqueueSteps(cudaStream, inputs, outputs, &list.events);
+  }));
   FUSE_RETURN_IF_ERROR(synchronize(stream));
   std::vector<double> times;
   for (size_t i = 0; i < impl_->exe.steps.size(); ++i) {
@@ -543,8 +593,11 @@ Status Executor::runWithStepHooks(const std::vector<void *> &inputs,
                                   const std::function<Status(size_t)> &before,
                                   const std::function<Status(size_t)> &after) {
   FUSE_RETURN_IF_ERROR(impl_->checkBindings(inputs, outputs));
-  return impl_->enqueueSteps(static_cast<cudaStream_t>(stream), inputs,
-                             outputs, nullptr, &before, &after);
+  auto cudaStream = static_cast<cudaStream_t>(stream);
+  return impl_->usingScratch(cudaStream, [&](bool) {
+    return impl_->enqueueSteps(cudaStream, inputs, outputs, nullptr, &before,
+                               &after);
+  });
 }
 
 void *Executor::kernelHandle(int64_t index) const {

@@ -282,8 +282,9 @@ class CompiledGraph:
 
     def __init__(self, executable, text, pipeline, *, cuda_graphs=True, cache_dir=None, profile=False,
                  compile_seconds=0.0, timings=None, cache_hit=False, name=None, progress=True,
-                 contiguous_copy=False):
+                 contiguous_copy=False, scratch=None):
         self.executable = executable
+        self._scratch_for = scratch
         self.text, self.pipeline, self.name = text, pipeline, name
         self.signature = executable.describe()
         self.plan = executable.plan_text()
@@ -318,8 +319,10 @@ class CompiledGraph:
         index = torch.cuda.current_device()
         started = time.perf_counter()
         cache = None if self.cache_dir is False else (str(self.cache_dir) if self.cache_dir else None)
+        scratch = self._scratch_for(index) if self._scratch_for is not None else None
         self.session = _capi.Session.create(self.executable, cache_dir=cache, use_cache=self.cache_dir is not False,
-                                            use_cuda_graph=self.cuda_graphs, progress=self._progress)
+                                            use_cuda_graph=self.cuda_graphs, progress=self._progress,
+                                            scratch=scratch)
         seconds = time.perf_counter() - started
         self.device = torch.device("cuda", index)
         self.session_report = self.session.compile_report()
@@ -520,7 +523,7 @@ def _dump(text, name, pipeline):
 
 def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_graphs=True, profile=False,
             cache_dir=None, arch=None, pipeline=None, entry=None, name=None, max_arena_bytes=None,
-            progress=True, amp_results=False, report_phases=True):
+            progress=True, amp_results=False, report_phases=True, scratch=None):
     """Compiles `graph` with Fuse and returns a CompiledGraph.
 
     graph          fuse dialect text (str), a path to a .mlir file, a
@@ -548,6 +551,11 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
     report_phases  with FUSE_LOG=compile, print where the compile time went
                    (`.phases` has it as data either way; compile_step and
                    the backend print it themselves, with their own phases)
+    scratch        a callable that returns the shared scratch memory (a
+                   runtime Scratch) for a torch device index, for graphs
+                   whose calls never overlap (the torch.compile backend
+                   gives all of a model's graphs one per device); None: an
+                   arena and workspaces of the graph's own
 
     $FUSE_DUMP_DIR, if set, receives every graph text before it compiles.
     """
@@ -559,7 +567,7 @@ def compile(graph, example_inputs=None, *, amp="bf16", memory_budget=None, cuda_
     timings = {"export": export_seconds, "compile": seconds}
     compiled = CompiledGraph(executable, text, pipeline, cuda_graphs=cuda_graphs, cache_dir=cache_dir,
                              profile=profile, compile_seconds=export_seconds + seconds, timings=timings,
-                             cache_hit=hit, name=name, progress=progress)
+                             cache_hit=hit, name=name, progress=progress, scratch=scratch)
     if report_phases:
         compiled.report_phases(name)
     return compiled

@@ -112,3 +112,28 @@ def test_the_forward_under_no_grad_matches_eager(cache):
         expected = model(idx, targets)
         for _ in range(3):
             assert relative_error(compiled(idx, targets), expected) <= TOLERANCE[None]
+
+
+def test_the_graphs_share_one_arena_and_workspace(cache):
+    # The forward and backward hold no arena of their own: they run in turn
+    # in the backend's scratch memory, as large as the largest of them.
+    model, batches = _model_and_batches(1)
+    expected_model, _ = _model_and_batches(0)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        expected_model(*batches[0]).backward()
+    compiled = _compiled(model, "bf16", cache)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        compiled(*batches[0]).backward()
+    _assert_grads(model, _grads(expected_model), "bf16")
+    graphs = [g for g in list(backend._COMPILED) if g.session_report is not None]
+    assert len(graphs) >= 2
+    from fuse.runtime import _capi
+    for graph in graphs:
+        # What each holds itself: all but its arena and workspaces, which
+        # the same executable loaded on its own allocates.
+        signature = graph.signature
+        with _capi.Session.create(graph.executable, cache_dir=cache) as alone:
+            apart = alone.compile_report()["device_bytes"]
+        shared = signature["arena_bytes"] + signature["workspace_bytes"] + (32 << 20 if signature["gemms"] else 0)
+        assert apart - graph.session_report["device_bytes"] == shared, graph.name
+    assert backend.scratch_bytes() >= max(g.signature["arena_bytes"] for g in graphs)

@@ -34,7 +34,7 @@ HAS_GPU = _has_gpu()
 
 
 def test_library_loads_and_reports_its_version():
-    assert _capi.api_version() == _capi.API_VERSION == "fuse-c/1"
+    assert _capi.api_version() == _capi.API_VERSION == "fuse-c/2"
     assert _capi.library_path().endswith("libFuseC.so")
 
 
@@ -115,6 +115,9 @@ def test_without_a_gpu_sessions_and_device_queries_say_so():
     executable = _capi.Executable.compile(MLP, arch="sm_90a")
     with pytest.raises(fuse.FuseError, match="no CUDA device"):
         _capi.Session.create(executable)
+    with pytest.raises(fuse.FuseError, match="no CUDA device"):
+        _capi.Scratch.create()
+    assert _capi.library().fuseScratchBytes(None) == -1
     # With no arch the current GPU's is wanted: the message says how to go on.
     with pytest.raises(fuse.FuseError, match=r"no CUDA device.*arch=\"sm_90a\""):
         fuse.compile(MLP, cache_dir=False)

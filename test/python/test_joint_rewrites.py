@@ -155,3 +155,21 @@ def test_log_softmax_read_by_the_backward_is_tagged_for_recomputation_where_torc
     else:
         assert counts["recomputed_log_softmax"] == 1
         assert log_softmax.meta["recompute"] == policy.MUST_RECOMPUTE
+
+
+def test_the_log_softmax_the_backward_reads_is_found_through_aliases():
+    # AOTAutograd saves log_softmax's result for its backward as an alias.
+    gm = _traced_joint()
+    log_softmax = next(n for n in gm.graph.nodes if str(n.target) == "aten._log_softmax.default")
+    backward = next(n for n in gm.graph.nodes if str(n.target) == "aten._log_softmax_backward_data.default")
+    assert _joint_rewrites.log_softmaxes_read_by_backward(gm.graph) == [log_softmax]
+    with gm.graph.inserting_after(log_softmax):
+        alias = gm.graph.call_function(torch.ops.aten.alias.default, (log_softmax,))
+    backward.replace_input_with(log_softmax, alias)
+    assert _joint_rewrites.log_softmaxes_read_by_backward(gm.graph) == [log_softmax]
+    # A log-softmax only the forward reads (an inference graph) is left alone.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    logits, target, _ = _example()
+    forward_only = make_fx(hf_style_loss, decomposition_table=decomposition_table(),
+                           tracing_mode="fake")(logits.detach(), target)
+    assert _joint_rewrites.log_softmaxes_read_by_backward(forward_only.graph) == []

@@ -12,6 +12,7 @@
 
 #include "fuse/Runtime/Executor.h"
 #include "fuse/Runtime/KernelCache.h"
+#include "fuse/Runtime/ScratchMemory.h"
 
 #include "ModuleCompiler.h" // lib/Runtime, internal
 
@@ -368,6 +369,78 @@ TEST(ExecutorGpu, BadExecutablesAreRefusedBeforeRunning) {
   ASSERT_FALSE(invalid.ok());
   EXPECT_THAT(invalid.status().message(),
               HasSubstr("executable @gpu_step: copy 0 source covers"));
+}
+
+/// makeStepExecutable with its arena temporary at `offset` (of an arena
+/// just large enough).
+Executable stepExecutableWithArenaAt(int64_t offset) {
+  Executable exe = makeStepExecutable();
+  exe.arenaBytes = offset + 8192;
+  exe.launches[1].args[1].ref = BufferRef::arena(offset);
+  exe.copies[0].src = BufferRef::arena(offset);
+  return exe;
+}
+
+// Executors sharing scratch memory, run in turn: each one's arena temporary
+// is right every run; a larger executor grows the memory (the smaller one
+// then captures a graph for the new address); a run on another stream
+// waits for the run before it; the executors report only memory of their
+// own.
+TEST(ExecutorGpu, SharedScratchServesExecutorsInTurn) {
+  FUSE_REQUIRE_GPU();
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  StatusOr<std::shared_ptr<ScratchMemory>> scratch = ScratchMemory::create();
+  ASSERT_TRUE(scratch.ok()) << scratch.status().message();
+  ExecutorOptions options = testOptions(true);
+  options.scratch = *scratch;
+  std::unique_ptr<Executor> small =
+      makeExecutor(stepExecutableWithArenaAt(256), options);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->deviceBytes(), 0) << "its arena is the shared one";
+  Binding a(seed), b(seed + 1);
+  for (int run = 0; run < 2; ++run) { // plain launches, then a capture
+    a.poison();
+    FUSE_ASSERT_OK(small->run(a.inputPointers(), a.outputPointers(), nullptr));
+    FUSE_ASSERT_OK(small->synchronize(nullptr));
+    a.expectResults();
+  }
+  void *before = (*scratch)->arena();
+  std::unique_ptr<Executor> large =
+      makeExecutor(stepExecutableWithArenaAt(int64_t(8) << 20), options);
+  ASSERT_TRUE(large);
+  EXPECT_GE((*scratch)->deviceBytes(), (int64_t(8) << 20) + kCublasWorkspaceBytes);
+  int64_t captures = small->graphCaptures();
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    a.poison();
+    b.poison();
+    FUSE_ASSERT_OK(large->run(b.inputPointers(), b.outputPointers(), nullptr));
+    FUSE_ASSERT_OK(small->run(a.inputPointers(), a.outputPointers(), nullptr));
+    FUSE_ASSERT_OK(small->synchronize(nullptr));
+    a.expectResults();
+    b.expectResults();
+  }
+  if ((*scratch)->arena() != before)
+    EXPECT_EQ(small->graphCaptures(), captures + 1)
+        << "one capture for the moved arena, then replays";
+
+  // Another stream: the small executor's run must wait for the large one's.
+  cudaStream_t first = nullptr, second = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking), cudaSuccess);
+  for (int round = 0; round < 3; ++round) {
+    a.poison();
+    b.poison();
+    FUSE_ASSERT_OK(large->run(b.inputPointers(), b.outputPointers(), first));
+    FUSE_ASSERT_OK(small->run(a.inputPointers(), a.outputPointers(), second));
+    FUSE_ASSERT_OK(small->synchronize(second));
+    FUSE_ASSERT_OK(large->synchronize(first));
+    a.expectResults();
+    b.expectResults();
+  }
+  EXPECT_EQ(cudaStreamDestroy(first), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(second), cudaSuccess);
 }
 
 // 2^50 bytes, as fuse::humanBytes writes it in binary units.

@@ -140,7 +140,8 @@ public:
   void *kernelHandle(int64_t index) const;
 
   /// Device memory this executor holds: arena, workspace, constants and
-  /// cuBLASLt's workspace (bytes allocated, not rounded by the driver).
+  /// cuBLASLt's workspace (bytes allocated, not rounded by the driver); with
+  /// shared scratch memory (ExecutorOptions::scratch) the constants alone.
   int64_t deviceBytes() const;
 
   const CompileReport &compileReport() const;

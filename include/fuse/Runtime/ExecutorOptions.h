@@ -11,9 +11,16 @@
 #define FUSE_RUNTIME_EXECUTOROPTIONS_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace fuse::runtime {
+
+class ScratchMemory;
+
+/// cuBLASLt's scratch space, per executor or per ScratchMemory shared by
+/// several: enough for split-K on the largest GEMMs.
+constexpr int64_t kCublasWorkspaceBytes = int64_t(32) << 20;
 
 struct ExecutorOptions {
   /// Empty: KernelCache's default directory.
@@ -24,6 +31,11 @@ struct ExecutorOptions {
   int compileThreads = 0;
   /// A progress line on stderr while a compile runs longer than a second.
   bool progress = true;
+  /// Where the arena, workspace and cuBLASLt workspace live: null, memory
+  /// of the executor's own; else memory it shares with the other executors
+  /// given the same ScratchMemory (ScratchMemory.h), whose runs must never
+  /// overlap with its own.
+  std::shared_ptr<ScratchMemory> scratch;
 };
 
 /// How Executor::create got its kernels.

@@ -92,20 +92,39 @@ def _checkpoint_policy():
     return CheckpointPolicy
 
 
+# Ops through which the backward reads a forward value unchanged (AOTAutograd
+# saves log_softmax's result as an alias of it).
+_SAME_VALUE = {"aten.alias.default", "aten.detach.default"}
+
+
+def log_softmaxes_read_by_backward(graph):
+    """The `_log_softmax` nodes whose result a `_log_softmax_backward_data`
+    reads as its output operand, directly or through aliases."""
+    found = []
+    for node in graph.nodes:
+        if node.op != "call_function" or str(node.target) not in _LOG_SOFTMAX_BACKWARD or len(node.args) < 2:
+            continue
+        source = node.args[1]
+        while (isinstance(source, torch.fx.Node) and source.op == "call_function"
+               and str(source.target) in _SAME_VALUE and source.args):
+            source = source.args[0]
+        if (isinstance(source, torch.fx.Node) and source.op == "call_function"
+                and str(source.target) in _LOG_SOFTMAX and source not in found):
+            found.append(source)
+    return found
+
+
 def _recompute_log_softmax(graph):
     policy = _checkpoint_policy()
     if policy is None:
         return 0
     count = 0
-    for node in graph.nodes:
-        if node.op != "call_function" or str(node.target) not in _LOG_SOFTMAX:
-            continue
+    for node in log_softmaxes_read_by_backward(graph):
         if "recompute" in node.meta:  # the user's own checkpointing decides
             continue
-        if any(str(user.target) in _LOG_SOFTMAX_BACKWARD for user in node.users):
-            node.meta["recompute"] = policy.MUST_RECOMPUTE
-            # What checkpointed regions carry; the partition compares it
-            # between a tagged node and its tagged users.
-            node.meta.setdefault("ac_graph_id", 0)
-            count += 1
+        node.meta["recompute"] = policy.MUST_RECOMPUTE
+        # What checkpointed regions carry; the partition compares it
+        # between a tagged node and its tagged users.
+        node.meta.setdefault("ac_graph_id", 0)
+        count += 1
     return count

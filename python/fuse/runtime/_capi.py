@@ -27,7 +27,7 @@ import threading
 from ..errors import FuseError
 
 #: The interface version these bindings were written against.
-API_VERSION = "fuse-c/1"
+API_VERSION = "fuse-c/2"
 LIBRARY_NAME = "libFuseC.so"
 
 # python/fuse (this file is in its runtime/ subpackage).
@@ -41,7 +41,8 @@ class CompileOptions(ctypes.Structure):
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("cache_dir", ctypes.c_char_p), ("use_cache", ctypes.c_int),
-                ("use_cuda_graph", ctypes.c_int), ("progress", ctypes.c_int)]
+                ("use_cuda_graph", ctypes.c_int), ("progress", ctypes.c_int),
+                ("scratch", ctypes.c_void_p)]
 
 
 class ProfileOptions(ctypes.Structure):
@@ -69,6 +70,9 @@ _PROTOTYPES = {
     "fuseDefaultSessionOptions": (None, [ctypes.POINTER(SessionOptions)]),
     "fuseCreateSession": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.POINTER(SessionOptions)]),
     "fuseFreeSession": (None, [ctypes.c_void_p]),
+    "fuseCreateScratch": (ctypes.c_void_p, []),
+    "fuseFreeScratch": (None, [ctypes.c_void_p]),
+    "fuseScratchBytes": (ctypes.c_int64, [ctypes.c_void_p]),
     "fuseSessionCompileReport": (ctypes.c_void_p, [ctypes.c_void_p]),
     "fuseRun": (ctypes.c_int, [ctypes.c_void_p, _c_void_pp, ctypes.c_size_t, _c_void_pp,
                                ctypes.c_size_t, ctypes.c_void_p]),
@@ -282,13 +286,34 @@ class Executable(_Handle):
         return [(str(name), float(seconds)) for name, seconds in json.loads(text)]
 
 
+class Scratch(_Handle):
+    """Device memory that sessions share for their arena and workspaces
+    (fuseCreateScratch): for sessions whose runs never overlap, such as the
+    graphs of one model. Made on the current GPU."""
+    _free_name = "fuseFreeScratch"
+
+    @classmethod
+    def create(cls):
+        handle = library().fuseCreateScratch()
+        if not handle:
+            raise _failure("fuseCreateScratch")
+        return cls(handle)
+
+    @property
+    def device_bytes(self):
+        """Device memory it holds now (it grows with its sessions)."""
+        return int(self._lib.fuseScratchBytes(self.handle))
+
+
 class Session(_Handle):
     """An executable loaded on the current GPU: kernels compiled by NVRTC
-    (through the on-disk cubin cache), one arena and one workspace."""
+    (through the on-disk cubin cache), one arena and one workspace (or the
+    shared ones of a Scratch)."""
     _free_name = "fuseFreeSession"
 
     @classmethod
-    def create(cls, executable, *, cache_dir=None, use_cache=True, use_cuda_graph=True, progress=True):
+    def create(cls, executable, *, cache_dir=None, use_cache=True, use_cuda_graph=True, progress=True,
+               scratch=None):
         lib = library()
         options = SessionOptions()
         lib.fuseDefaultSessionOptions(ctypes.byref(options))
@@ -296,6 +321,7 @@ class Session(_Handle):
         options.use_cache = int(bool(use_cache))
         options.use_cuda_graph = int(bool(use_cuda_graph))
         options.progress = int(bool(progress))
+        options.scratch = scratch.handle if scratch is not None else None
         handle = lib.fuseCreateSession(executable.handle, ctypes.byref(options))
         if not handle:
             raise _failure("fuseCreateSession")
