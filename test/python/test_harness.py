@@ -642,3 +642,14 @@ def test_compile_collect_keeps_the_newest_row_and_says_what_is_left(tmp_path):
     assert rows["fuse-step"]["left"] == ""  # 4 s cold, 0.4 s warm, 7.5x Inductor's
     table = collect.markdown(json.loads(out.read_text()))
     assert "| m | train | 30.0 / 25.0 | - | 12.0 / - | 4.0 / 0.4 | retrace 2.0, load 1.0; outside them 9.0 |" in table
+
+
+def test_the_idle_baseline_waits_until_the_device_memory_settles(monkeypatch):
+    # The row before may still be giving its memory back: the baseline is the
+    # reading once it stops changing, not the first one.
+    from fuse.harness import measure
+    readings = iter([9, 7, 5, 5, 5])
+    monkeypatch.setattr(measure, "used_device_bytes", lambda: next(readings))
+    assert measure.idle_device_bytes(settle_s=5.0, interval_s=0.0) == 5
+    readings = iter(range(1000))  # never settles: the last reading when time is up
+    assert measure.idle_device_bytes(settle_s=0.01, interval_s=0.0) > 0

@@ -10,7 +10,9 @@ Every system is measured by the same code:
   throughput_ms  `throughput_steps` (50) steps back to back between two
            CUDA events, one synchronize at the end, divided by their number
   peak     device memory in use (cudaMemGetInfo: total less free) above the
-           idle baseline taken before the model reaches the GPU, sampled
+           idle baseline taken before the model reaches the GPU (once the
+           reading stops changing: memory of the row before may still be
+           going back to the driver), sampled
            after every timed step; torch's allocator cache is emptied once
            before timing, so memory a compiler only used while compiling is
            not counted, while everything a system holds during its steps is
@@ -59,6 +61,22 @@ def used_device_bytes():
     import torch
     free, total = torch.cuda.mem_get_info()
     return total - free
+
+
+def idle_device_bytes(settle_s=3.0, interval_s=0.05):
+    """used_device_bytes() once it has stopped changing (or after
+    `settle_s`): the process of the row before, just exited, may still be
+    giving its memory back, which would count in the baseline and make the
+    peak read low (a row once read -7.5 GiB)."""
+    last = used_device_bytes()
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        now = used_device_bytes()
+        if now == last:
+            return now
+        last = now
+    return last
 
 
 def _release_cached_memory():
@@ -291,7 +309,7 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
     import torch
     from .systems import prepare
     torch.cuda.init()
-    baseline = used_device_bytes()
+    baseline = idle_device_bytes()
     built = workload.build(seed, device="cuda")
     reference = f32_reference(built, mode)
     _release_cached_memory()
