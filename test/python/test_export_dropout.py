@@ -103,13 +103,8 @@ def test_aot_autograd_backward_reuses_the_forwards_mask():
     """AOTAutograd's forward returns the mask; the backward's
     native_dropout_backward reads it and draws nothing."""
     from functorch.compile import aot_function
-    graphs = {}
-
-    def capture(kind):
-        def compile(gm, example_inputs):
-            graphs[kind] = gm
-            return gm
-        return compile
+    from conftest import keeping_compilers
+    graphs, capture = keeping_compilers()
 
     def step(x, w):
         return (native(x, w)[0] * 2.0).sum()

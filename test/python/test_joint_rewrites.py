@@ -92,13 +92,8 @@ def test_the_partition_no_longer_saves_the_upcast_log_probabilities(monkeypatch)
     if hasattr(config, "use_fake_tensor"):  # torch 1.13: fake tensors, as torch 2 always
         monkeypatch.setattr(config, "use_fake_tensor", True)
 
-    graphs = {}
-
-    def capture(kind):
-        def compiler(gm, example):
-            graphs[kind] = gm
-            return gm
-        return compiler
+    from conftest import keeping_compilers
+    graphs, capture = keeping_compilers()
 
     def rewritten_partition(joint, inputs, **kwargs):
         _joint_rewrites.prepare_joint(joint)

@@ -66,13 +66,8 @@ def test_an_aot_autograd_step_with_saved_views_stored_as_bases_matches_torch():
         a = torch.tanh(x @ w1.t())
         return (a.t() @ w2).square().sum()  # the backward of w2 reads a.t()
 
-    graphs = {}
-
-    def capture(kind):
-        def compiler(gm, example):
-            graphs[kind] = gm
-            return gm
-        return compiler
+    from conftest import keeping_compilers
+    graphs, capture = keeping_compilers()
 
     args = [torch.randn(8, 16), torch.randn(12, 16), torch.randn(8, 5)]
     leaves = [a.clone().requires_grad_() for a in args]
