@@ -55,6 +55,51 @@ def test_a_repeated_constant_is_written_once_and_broadcast(tmp_path):
     matches_torch(step, text, tmp_path)
 
 
+class _ManualCausalScores(torch.nn.Module):
+    """Attention scores masked as minGPT and nanoGPT's eager path mask them:
+    each layer slices the same lower-triangular buffer (a boolean constant
+    of its own per layer, equal contents)."""
+
+    def __init__(self, layers=3, t=200):
+        super().__init__()
+        self.layers = layers
+        self.register_buffer("bias", torch.tril(torch.ones(t, t)).view(1, 1, t, t))
+
+    def forward(self, x):
+        t = x.shape[-1]
+        for _ in range(self.layers):
+            x = torch.softmax(x.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf")), dim=-1) * 2.0
+        return x
+
+
+def test_a_boolean_mask_each_layer_slices_is_written_once(tmp_path):
+    import time
+    module, x = _ManualCausalScores(), torch.randn(2, 2, 200, 200)
+    step = Step(module, {"x": x})
+    started = time.perf_counter()
+    text = export_step(step)
+    seconds = time.perf_counter() - started
+    # One 200 x 200 i1 literal (about 260 KB of text), not one per layer:
+    # the mask, -inf and 2.0 are the graph's only constants.
+    assert ops_in(text)["fuse.constant"] == 3, ops_in(text)
+    assert text.count("dense<[[") == 1
+    assert len(text) < 400_000, len(text)
+    print(f"exported in {seconds:.2f} s, {len(text)} characters")
+    matches_torch(step, text, tmp_path)
+
+
+def test_boolean_literals_are_nested_as_the_element_by_element_writer_nests_them():
+    import numpy as np
+    from fuse.exporter import _mlir_text
+    generator = np.random.default_rng(0)
+    for shape in [(1,), (5,), (2, 3), (2, 3, 4), (4, 1, 2), (1, 1, 65)]:
+        array = generator.random(shape) > 0.5
+        words = np.where(array.reshape(-1), "true", "false").tolist()
+        assert _mlir_text._nested_words(array.shape, words) == _mlir_text._nested(array, "i1"), shape
+    assert _mlir_text.dense_attr(np.array([[True, False], [False, True]]), "i1") == \
+        "dense<[[true, false], [false, true]]>"
+
+
 def test_results_that_depend_on_no_input_are_computed_in_torch():
     def f(x):
         mask = torch.ones(4, 4).tril() * 2.0

@@ -15,6 +15,7 @@ backend's per-op fallback, `_partition.py`, splits a graph with it).
 """
 
 import collections
+import hashlib
 import operator
 import re
 
@@ -77,6 +78,7 @@ class Converter:
         self.problems = []
         self._constants = {}  # (attribute text, type) -> Value
         self._constants_by_id = {}  # (id(Const), type) -> (Const, Value)
+        self._attrs_by_content = {}  # (stored type, dtype, digest) -> dense attribute text
         self._rng = None
         self._rng_counter = 0
         self.producers = {}  # id(Value) -> (target string, fx node), for patterns
@@ -311,8 +313,15 @@ class Converter:
             # T x T elements of text, not B x H x T x T.
             tensor = _without_repeats(const.tensor)
             stored = TensorType(tuple(tensor.shape), element)
-            value = self._dense(dense_attr(_to_numpy(tensor, element), element), stored)
-            value = broadcast(self, value, shape)
+            array = _to_numpy(tensor, element)
+            # Equal contents are written once: each layer's slice of one
+            # mask buffer is a Const of its own.
+            content = (stored, array.dtype.str, hashlib.blake2b(np.ascontiguousarray(array).view(np.uint8),
+                                                                digest_size=16).digest())
+            attr = self._attrs_by_content.get(content)
+            if attr is None:
+                attr = self._attrs_by_content[content] = dense_attr(array, element)
+            value = broadcast(self, self._dense(attr, stored), shape)
         self._constants_by_id[(id(const), type_)] = (const, value)
         return value
 
