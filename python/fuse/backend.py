@@ -91,13 +91,12 @@ a device share (each graph needs them only while it runs).
 
 import itertools
 import operator
-import threading
 import time
 import warnings
 import weakref
 
 from .dynamo import _joint_rewrites, _masked_attention, _saved_slabs, _saved_views
-from .runtime import _capi, _stable_io
+from .runtime import _shared_scratch as _shared_scratch_memory, _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "graph_captures", "register", "saved_bytes", "scratch_bytes", "stats"]
@@ -121,29 +120,14 @@ def graph_captures():
     return sum(compiled.graph_captures for compiled in list(_COMPILED))
 
 
-# One scratch memory per device (arena and workspaces) for every graph the
-# backend compiles: its graphs run one at a time on the caller's stream (a
-# forward, then a backward; one piece of a split model after another), so
-# each needs its arena only while it runs, and they share one of the
-# largest size (GPT-2's forward and backward arenas, 786 and 798 MiB, were
-# held side by side). The runtime orders runs across streams and threads.
-_SCRATCH = {}
-_SCRATCH_LOCK = threading.Lock()
-
-
-def _shared_scratch(index):
-    """The backend's scratch memory on device `index` (the current one)."""
-    with _SCRATCH_LOCK:
-        if index not in _SCRATCH:
-            _SCRATCH[index] = _capi.Scratch.create()
-        return _SCRATCH[index]
+# Every graph shares its device's arena and workspaces (they run in turn).
+_shared_scratch = _shared_scratch_memory.for_device
 
 
 def scratch_bytes():
-    """Device memory the backend's shared arenas and workspaces hold now,
-    over all devices."""
-    with _SCRATCH_LOCK:
-        return sum(scratch.device_bytes for scratch in _SCRATCH.values())
+    """Device memory the arenas and workspaces that all the backend's graphs
+    share hold now, over all devices."""
+    return _shared_scratch_memory.device_bytes()
 
 
 # The slab pools of every forward the backend holds.
