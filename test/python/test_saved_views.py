@@ -15,7 +15,8 @@ def saved_views(x, w):
             h.view(4, 3, 2)[:, 1:, :].permute(2, 0, 1),      # reshape, slice, permute
             torch.split(h, [2, 4], dim=1)[1].t(),            # a split's second part
             x.t(),                                           # a view of an input
-            h.unsqueeze(0).expand(2, 4, 6))                  # broadcast
+            h.unsqueeze(0).expand(2, 4, 6),                  # broadcast
+            torch.cat([torch.zeros(4, 0), h], dim=1).t())    # h after an empty cache, transposed
 
 
 def _results(gm, args):
@@ -26,8 +27,9 @@ def test_views_of_a_computed_value_are_returned_as_it_and_replayed():
     args = [torch.randn(4, 5), torch.randn(5, 6)]
     gm = trace(saved_views, args)
     expected = _results(gm, args)
-    chains = strip(gm, {1, 2, 3, 4, 5}, computed=lambda node: True)
-    assert sorted(chains) == [1, 2, 3, 5]  # x.t() keeps its chain: x is an input
+    chains = strip(gm, {1, 2, 3, 4, 5, 6}, computed=lambda node: True)
+    assert sorted(chains) == [1, 2, 3, 5, 6]  # x.t() keeps its chain: x is an input
+    assert str(chains[6][0][0]) == "aten.alias.default"  # the cat, then the transpose
     got = _results(gm, args)
     base = torch.tanh(args[0] @ args[1])
     for position, ops in chains.items():

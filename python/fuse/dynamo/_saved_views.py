@@ -50,6 +50,18 @@ def _constant(values):
     return True
 
 
+def _shape(node):
+    """The shape the trace recorded for a node's value, or None."""
+    meta = node.meta.get("val", node.meta.get("tensor_meta")) if _is_node(node) else None
+    shape = getattr(meta, "shape", None)
+    return tuple(shape) if shape is not None else None
+
+
+def _is_empty(node):
+    shape = _shape(node)
+    return shape is not None and any(d == 0 for d in shape)
+
+
 def _step_back(node):
     """(the node a view reads, the op that makes the view from it), or None
     if `node` is no view of another value."""
@@ -58,6 +70,15 @@ def _step_back(node):
     name = str(node.target)
     if name in _VIEWS and node.args and _is_node(node.args[0]) and _constant((node.args[1:], node.kwargs)):
         return node.args[0], (node.target, tuple(node.args[1:]), dict(node.kwargs), None)
+    if name == "aten.cat.default" and node.args and isinstance(node.args[0], (list, tuple)):
+        # A concatenation with empty tensors (a key/value cache that starts
+        # empty: transformers' DynamicCache cats each layer's keys and values
+        # onto it, in training too) is its one non-empty operand.
+        kept = [t for t in node.args[0] if not _is_empty(t)]
+        if (len(kept) == 1 and _is_node(kept[0]) and all(_is_node(t) for t in node.args[0])
+                and _shape(kept[0]) == _shape(node)):
+            import torch
+            return kept[0], (torch.ops.aten.alias.default, (), {}, None)
     if node.target is operator.getitem and _is_node(node.args[0]) and isinstance(node.args[1], int):
         split = node.args[0]
         if (split.op == "call_function" and str(split.target) in _SPLITS and _is_node(split.args[0])
