@@ -17,19 +17,41 @@ bool liveTogether(const PackingBlock &a, const PackingBlock &b) {
   return a.start <= b.end && b.start <= a.end;
 }
 
-/// The blocks in `order`, each placed at the lowest-waste gap among the
-/// blocks already placed that are live at the same time, or above them all
-/// when no gap is large enough. Returns the offsets and the arena size.
+/// Puts the fixed blocks at their offsets in `offsets`; returns them
+/// sorted by offset.
+std::vector<size_t> placeFixed(const std::vector<PackingBlock> &blocks,
+                               std::vector<int64_t> &offsets) {
+  std::vector<size_t> fixed;
+  for (size_t index = 0; index < blocks.size(); ++index)
+    if (blocks[index].fixedOffset >= 0) {
+      offsets[index] = blocks[index].fixedOffset;
+      fixed.push_back(index);
+    }
+  std::sort(fixed.begin(), fixed.end(),
+            [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  return fixed;
+}
+
+/// The fixed blocks at their offsets, then the others in `order`, each
+/// placed at the lowest-waste gap among the blocks already placed (fixed
+/// ones included) that are live at the same time, or above them all when
+/// no gap is large enough. Returns the offsets and the arena size.
 std::pair<std::vector<int64_t>, int64_t>
 placeBestFit(const std::vector<PackingBlock> &blocks,
              const std::vector<size_t> &order) {
   std::vector<int64_t> offsets(blocks.size(), 0);
   // The blocks placed so far, sorted by offset: one scan finds the gaps.
-  std::vector<size_t> placed;
+  // The fixed ones come first: the others must fit around them whatever
+  // the order.
+  std::vector<size_t> placed = placeFixed(blocks, offsets);
   placed.reserve(blocks.size());
   int64_t arenaSize = 0;
+  for (size_t index : placed)
+    arenaSize = std::max(arenaSize, offsets[index] + blocks[index].size);
   for (size_t index : order) {
     const PackingBlock &block = blocks[index];
+    if (block.fixedOffset >= 0)
+      continue;
     int64_t cursor = 0;
     int64_t bestOffset = -1;
     int64_t bestGap = std::numeric_limits<int64_t>::max();
@@ -115,17 +137,26 @@ public:
   }
 };
 
-/// Every block in its own slot, one after the other: no reuse at all.
+/// Every block in its own slot, one after the other: no reuse at all. The
+/// fixed blocks stay where they are and the others start past the highest
+/// of them, so no free block meets a fixed one either.
 class LinearStrategy final : public PackingStrategy {
 public:
   std::string_view name() const override { return "linear"; }
 
   std::vector<int64_t>
   place(const std::vector<PackingBlock> &blocks) const override {
+    int64_t next = 0;
+    for (const PackingBlock &block : blocks)
+      if (block.fixedOffset >= 0)
+        next = std::max(next, block.fixedOffset + block.size);
     std::vector<int64_t> offsets;
     offsets.reserve(blocks.size());
-    int64_t next = 0;
     for (const PackingBlock &block : blocks) {
+      if (block.fixedOffset >= 0) {
+        offsets.push_back(block.fixedOffset);
+        continue;
+      }
       offsets.push_back(next);
       next += block.size;
     }
@@ -166,7 +197,8 @@ std::vector<size_t> chainRoots(const std::vector<BufferInterval> &intervals) {
   return roots;
 }
 
-/// The chains as blocks, and the block of every interval.
+/// The chains as blocks, and the block of every interval. A chain is fixed
+/// where any of its members is (validation made them agree).
 std::pair<std::vector<PackingBlock>, std::vector<size_t>>
 chainBlocks(const std::vector<BufferInterval> &intervals) {
   std::vector<size_t> roots = chainRoots(intervals);
@@ -179,12 +211,14 @@ chainBlocks(const std::vector<BufferInterval> &intervals) {
     if (block == SIZE_MAX) {
       block = blocks.size();
       blocks.push_back({alignToArena(interval.size), interval.start,
-                        interval.end});
+                        interval.end, interval.fixedOffset});
     } else {
       PackingBlock &chain = blocks[block];
       chain.size = std::max(chain.size, alignToArena(interval.size));
       chain.start = std::min(chain.start, interval.start);
       chain.end = std::max(chain.end, interval.end);
+      if (interval.fixedOffset >= 0)
+        chain.fixedOffset = interval.fixedOffset;
     }
     blockOf[i] = block;
   }
@@ -209,6 +243,83 @@ int64_t blocksLowerBound(const std::vector<PackingBlock> &blocks) {
       peak = std::max(peak, live);
   }
   return peak;
+}
+
+/// Two members of one in-place chain fixed at different offsets (the chain
+/// has one), or empty. `intervals` must be acyclic.
+std::string conflictingChainOffsets(
+    const std::vector<BufferInterval> &intervals) {
+  std::vector<size_t> roots = chainRoots(intervals);
+  // The first fixed member of each chain, by its root.
+  std::vector<int64_t> fixedMember(intervals.size(), -1);
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (intervals[i].fixedOffset < 0)
+      continue;
+    int64_t &first = fixedMember[roots[i]];
+    if (first < 0) {
+      first = static_cast<int64_t>(i);
+      continue;
+    }
+    if (intervals[first].fixedOffset != intervals[i].fixedOffset)
+      return "interval " + std::to_string(i) + " is fixed at offset " +
+             std::to_string(intervals[i].fixedOffset) + ", but interval " +
+             std::to_string(first) + " of its in-place chain at " +
+             std::to_string(intervals[first].fixedOffset);
+  }
+  return "";
+}
+
+/// Two fixed blocks live together whose bytes overlap: no strategy could
+/// keep both. Named by their first fixed members; a chain's bytes are its
+/// largest member's. `intervals` must be acyclic, their chains agreeing.
+std::string overlappingFixedBlocks(
+    const std::vector<BufferInterval> &intervals) {
+  auto [blocks, blockOf] = chainBlocks(intervals);
+  std::vector<int64_t> nameOf(blocks.size(), -1);
+  for (size_t i = 0; i < intervals.size(); ++i)
+    if (intervals[i].fixedOffset >= 0 && nameOf[blockOf[i]] < 0)
+      nameOf[blockOf[i]] = static_cast<int64_t>(i);
+  std::vector<size_t> fixed;
+  for (size_t b = 0; b < blocks.size(); ++b)
+    if (blocks[b].fixedOffset >= 0)
+      fixed.push_back(b);
+  std::stable_sort(fixed.begin(), fixed.end(), [&](size_t a, size_t b) {
+    return blocks[a].start < blocks[b].start;
+  });
+  auto bytes = [&](size_t b) {
+    return "interval " + std::to_string(nameOf[b]) + " [" +
+           std::to_string(blocks[b].fixedOffset) + ", " +
+           std::to_string(blocks[b].fixedOffset + blocks[b].size) + ")";
+  };
+  for (size_t i = 0; i < fixed.size(); ++i) {
+    const PackingBlock &a = blocks[fixed[i]];
+    for (size_t j = i + 1; j < fixed.size(); ++j) {
+      const PackingBlock &b = blocks[fixed[j]];
+      if (b.start > a.end)
+        break;
+      if (a.fixedOffset < b.fixedOffset + b.size &&
+          b.fixedOffset < a.fixedOffset + a.size)
+        return bytes(fixed[i]) + " and " + bytes(fixed[j]) +
+               ", both fixed, overlap while both are live";
+    }
+  }
+  return "";
+}
+
+/// An interval that `strategy` did not put at its fixed offset, or empty.
+std::string movedFixedInterval(const std::vector<BufferInterval> &intervals,
+                               const std::vector<size_t> &blockOf,
+                               const std::vector<int64_t> &blockOffsets,
+                               std::string_view strategy) {
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    int64_t fixed = intervals[i].fixedOffset;
+    int64_t offset = blockOffsets[blockOf[i]];
+    if (fixed >= 0 && offset != fixed)
+      return "strategy '" + std::string(strategy) + "' placed interval " +
+             std::to_string(i) + " at offset " + std::to_string(offset) +
+             ", not at its fixed offset " + std::to_string(fixed);
+  }
+  return "";
 }
 
 } // namespace
@@ -240,11 +351,13 @@ void registerPackingStrategy(std::unique_ptr<PackingStrategy> strategy) {
 std::string validateIntervals(const std::vector<BufferInterval> &intervals) {
   const int64_t count = static_cast<int64_t>(intervals.size());
   std::vector<bool> takenOver(intervals.size(), false);
-  // No placement puts a block past the sum of every aligned size (the
-  // linear strategy reaches it), so if that sum fits in int64, so do every
-  // offset, the arena and the lower bound. Each tensor is at most
-  // kMaxTensorBytes; only tens of thousands of such buffers exceed it.
+  // No placement puts a block past the end of the highest fixed block plus
+  // the sum of every aligned size (the linear strategy comes close), so if
+  // that fits in int64, so do every offset, the arena and the lower bound.
+  // Each tensor is at most kMaxTensorBytes; only tens of thousands of such
+  // buffers exceed it.
   int64_t total = 0;
+  int64_t fixedEnd = 0, highestFixed = -1;
   for (int64_t i = 0; i < count; ++i) {
     const BufferInterval &interval = intervals[i];
     std::string which = "interval " + std::to_string(i);
@@ -263,6 +376,24 @@ std::string validateIntervals(const std::vector<BufferInterval> &intervals) {
       return which + " has an empty or negative live range [" +
              std::to_string(interval.start) + ", " +
              std::to_string(interval.end) + "]";
+    if (interval.fixedOffset < -1 ||
+        (interval.fixedOffset >= 0 &&
+         interval.fixedOffset % kArenaAlignment != 0))
+      return which + " is fixed at offset " +
+             std::to_string(interval.fixedOffset) +
+             ", neither -1 (free) nor a non-negative multiple of " +
+             std::to_string(kArenaAlignment);
+    if (interval.fixedOffset >= 0) {
+      std::optional<int64_t> end = checkedAdd(
+          interval.fixedOffset, *aligned / kArenaAlignment * kArenaAlignment);
+      if (!end)
+        return which + ", fixed at offset " +
+               std::to_string(interval.fixedOffset) + ", ends past 2^63";
+      if (*end > fixedEnd) {
+        fixedEnd = *end;
+        highestFixed = i;
+      }
+    }
     if (interval.reuses < 0)
       continue;
     if (interval.reuses >= count || interval.reuses == i)
@@ -287,7 +418,13 @@ std::string validateIntervals(const std::vector<BufferInterval> &intervals) {
       at = intervals[at].reuses;
     }
   }
-  return "";
+  if (!checkedAdd(fixedEnd, total))
+    return "the buffers above interval " + std::to_string(highestFixed) +
+           " (fixed, ending at byte " + std::to_string(fixedEnd) +
+           ") take more than 2^63 bytes together";
+  if (std::string error = conflictingChainOffsets(intervals); !error.empty())
+    return error;
+  return overlappingFixedBlocks(intervals);
 }
 
 int64_t arenaLowerBound(const std::vector<BufferInterval> &intervals) {
@@ -309,6 +446,10 @@ ArenaPlan packArena(const std::vector<BufferInterval> &intervals,
                  std::to_string(blocks.size()) + " blocks";
     return plan;
   }
+  plan.error =
+      movedFixedInterval(intervals, blockOf, blockOffsets, strategy.name());
+  if (!plan.error.empty())
+    return plan;
   for (size_t b = 0; b < blocks.size(); ++b)
     plan.arenaSize =
         std::max(plan.arenaSize, blockOffsets[b] + blocks[b].size);
@@ -340,6 +481,10 @@ std::string checkArenaPlan(const std::vector<BufferInterval> &intervals,
     int64_t offsetA = plan.offsets[a];
     int64_t endA = offsetA + alignToArena(intervals[a].size);
     std::string which = "interval " + std::to_string(a);
+    int64_t fixedA = intervals[a].fixedOffset;
+    if (fixedA >= 0 && offsetA != fixedA)
+      return which + " is at offset " + std::to_string(offsetA) +
+             ", not at its fixed offset " + std::to_string(fixedA);
     if (offsetA < 0 || offsetA % kArenaAlignment != 0)
       return which + " is at offset " + std::to_string(offsetA) +
              ", not a non-negative multiple of " +

@@ -207,6 +207,147 @@ TEST(ArenaPacking, RegisteredStrategyIsUsedByName) {
 }
 
 //===----------------------------------------------------------------------===//
+// Fixed offsets.
+//===----------------------------------------------------------------------===//
+
+/// An interval pinned at `offset`.
+BufferInterval fixedAt(int64_t offset, int64_t size, int64_t start,
+                       int64_t end, int64_t reuses = -1) {
+  return {size, start, end, reuses, offset};
+}
+
+TEST(ArenaPacking, FreeBlocksPackAroundAFixedOne) {
+  // F is fixed at [512, 1024) over [0, 2]. A, live with it, must not
+  // overlap it; B, live only later, may take its bytes.
+  std::vector<BufferInterval> intervals = {
+      fixedAt(512, 512, 0, 2), {1024, 1, 2}, {1024, 3, 4}};
+  ArenaPlan bestFit = pack(intervals);
+  EXPECT_EQ(bestFit.offsets[0], 512);
+  // A does not fit below F's [512, 1024): it goes above it.
+  EXPECT_EQ(bestFit.offsets[1], 1024);
+  EXPECT_EQ(bestFit.offsets[2], 0);
+  EXPECT_EQ(bestFit.arenaSize, 2048);
+  EXPECT_EQ(bestFit.lowerBound, 1536);
+
+  ArenaPlan linear = pack(intervals, "linear");
+  EXPECT_EQ(linear.offsets, std::vector<int64_t>({512, 1024, 2048}));
+  EXPECT_EQ(linear.arenaSize, 3072);
+}
+
+TEST(ArenaPacking, BestFitUsesTheGapBelowAFixedBlock) {
+  // F fixed at [1024, 1280) leaves [0, 1024) free below it; A fits there,
+  // B (live with A and F) goes above F.
+  std::vector<BufferInterval> intervals = {
+      fixedAt(1024, 256, 0, 3), {1000, 0, 3}, {512, 1, 2}};
+  ArenaPlan plan = pack(intervals);
+  EXPECT_EQ(plan.offsets, std::vector<int64_t>({1024, 0, 1280}));
+  EXPECT_EQ(plan.arenaSize, 1792);
+  EXPECT_EQ(plan.lowerBound, 1792);
+}
+
+TEST(ArenaPacking, FixedMemberFixesItsChain) {
+  // a -> b -> c in place, only b fixed: the whole chain is at 768, and d,
+  // live beside it, is not.
+  std::vector<BufferInterval> intervals = {
+      {256, 0, 1}, fixedAt(768, 600, 1, 3, 0), {100, 3, 5, 1}, {256, 0, 5}};
+  for (const char *name : {"best-fit", "linear"}) {
+    ArenaPlan plan = pack(intervals, name);
+    EXPECT_EQ(plan.offsets[0], 768) << name;
+    EXPECT_EQ(plan.offsets[1], 768) << name;
+    EXPECT_EQ(plan.offsets[2], 768) << name;
+    EXPECT_TRUE(plan.offsets[3] + 256 <= 768 || plan.offsets[3] >= 1536)
+        << name;
+  }
+  // Two members fixed at the same offset agree.
+  intervals[2].fixedOffset = 768;
+  EXPECT_EQ(pack(intervals).offsets[2], 768);
+}
+
+TEST(ArenaPacking, HighFixedOffsetSetsTheArena) {
+  std::vector<BufferInterval> intervals = {fixedAt(1 << 20, 300, 2, 3),
+                                           {256, 0, 4}};
+  for (const char *name : {"best-fit", "linear"}) {
+    ArenaPlan plan = pack(intervals, name);
+    EXPECT_EQ(plan.offsets[0], 1 << 20) << name;
+    EXPECT_GE(plan.arenaSize, (1 << 20) + 512) << name;
+    // The bound ignores where fixed blocks are.
+    EXPECT_EQ(plan.lowerBound, 768) << name;
+  }
+  EXPECT_EQ(pack(intervals).arenaSize, (1 << 20) + 512);
+}
+
+TEST(ArenaPacking, InvalidFixedOffsets) {
+  auto error = [](std::vector<BufferInterval> intervals) {
+    ArenaPlan plan = fuse::packArena(intervals, strategy("best-fit"));
+    EXPECT_EQ(plan.error, fuse::validateIntervals(intervals));
+    return plan.error;
+  };
+  EXPECT_EQ(error({{8, 0, 0}, fixedAt(100, 8, 0, 0)}),
+            "interval 1 is fixed at offset 100, neither -1 (free) nor a "
+            "non-negative multiple of 256");
+  EXPECT_EQ(error({fixedAt(-256, 8, 0, 0)}),
+            "interval 0 is fixed at offset -256, neither -1 (free) nor a "
+            "non-negative multiple of 256");
+  EXPECT_EQ(error({fixedAt(0, 1024, 0, 2), fixedAt(768, 256, 2, 3)}),
+            "interval 0 [0, 1024) and interval 1 [768, 1024), both fixed, "
+            "overlap while both are live");
+  // Aligned sizes count: 257 bytes take [0, 512).
+  EXPECT_EQ(error({fixedAt(0, 257, 0, 0), fixedAt(256, 1, 0, 0)}),
+            "interval 0 [0, 512) and interval 1 [256, 512), both fixed, "
+            "overlap while both are live");
+  // The same bytes at different times, or side by side, are fine.
+  EXPECT_EQ(error({fixedAt(0, 1024, 0, 1), fixedAt(0, 1024, 2, 3)}), "");
+  EXPECT_EQ(error({fixedAt(0, 256, 0, 1), fixedAt(256, 256, 0, 1)}), "");
+  EXPECT_EQ(error({fixedAt(0, 8, 0, 2), fixedAt(256, 8, 2, 4, 0)}),
+            "interval 1 is fixed at offset 256, but interval 0 of its "
+            "in-place chain at 0");
+  // A chain spans its members and takes its largest one's bytes: c, fixed
+  // at 512, meets the chain a -> b (fixed at 0 by a, 1024 bytes from b).
+  EXPECT_EQ(error({fixedAt(0, 8, 0, 2), {1024, 2, 4, 0},
+                   fixedAt(512, 8, 4, 4)}),
+            "interval 0 [0, 1024) and interval 2 [512, 768), both fixed, "
+            "overlap while both are live");
+  EXPECT_EQ(error({fixedAt(INT64_MAX / 256 * 256, 512, 0, 0)}),
+            "interval 0, fixed at offset " +
+                std::to_string(INT64_MAX / 256 * 256) + ", ends past 2^63");
+  const int64_t high = int64_t(1) << 62;
+  EXPECT_EQ(error({fixedAt(high, 256, 0, 0), {high, 1, 1}}),
+            "the buffers above interval 0 (fixed, ending at byte " +
+                std::to_string(high + 256) +
+                ") take more than 2^63 bytes together");
+}
+
+/// A strategy that ignores fixed offsets: packArena must refuse its plan.
+class IgnoresFixedStrategy final : public fuse::PackingStrategy {
+public:
+  std::string_view name() const override { return "test-ignores-fixed"; }
+  std::vector<int64_t>
+  place(const std::vector<PackingBlock> &blocks) const override {
+    return std::vector<int64_t>(blocks.size(), 0);
+  }
+};
+
+TEST(ArenaPacking, StrategyMustKeepFixedOffsets) {
+  IgnoresFixedStrategy ignores;
+  ArenaPlan plan = fuse::packArena({{256, 0, 0}, fixedAt(512, 8, 1, 1)},
+                                   ignores);
+  EXPECT_EQ(plan.error, "strategy 'test-ignores-fixed' placed interval 1 at "
+                        "offset 0, not at its fixed offset 512");
+}
+
+TEST(ArenaPacking, CheckerCatchesAMovedFixedInterval) {
+  std::vector<BufferInterval> intervals = {{256, 0, 0}, fixedAt(512, 8, 1, 1)};
+  ArenaPlan plan;
+  plan.offsets = {0, 0};
+  plan.arenaSize = 768;
+  plan.lowerBound = 256;
+  EXPECT_EQ(fuse::checkArenaPlan(intervals, plan),
+            "interval 1 is at offset 0, not at its fixed offset 512");
+  plan.offsets = {0, 512};
+  EXPECT_EQ(fuse::checkArenaPlan(intervals, plan), "");
+}
+
+//===----------------------------------------------------------------------===//
 // Properties over random interval sets.
 //===----------------------------------------------------------------------===//
 
@@ -291,6 +432,43 @@ TEST(ArenaPackingProperties, NoOverlapAlignedAndAboveTheBound) {
       for (size_t i = 0; i < intervals.size(); ++i) {
         if (intervals[i].reuses >= 0) {
           EXPECT_EQ(plan.offsets[i], plan.offsets[intervals[i].reuses]);
+        }
+      }
+    }
+  }
+}
+
+TEST(ArenaPackingProperties, FixedOffsetsAreKept) {
+  // Fixing some intervals where a first packing put them is valid by
+  // construction (that packing kept its blocks apart); every strategy must
+  // keep them there and pack the rest around them.
+  for (const char *first : {"best-fit", "linear"}) {
+    for (const char *name : {"best-fit", "linear"}) {
+      for (unsigned seed = 0; seed < 150; ++seed) {
+        std::mt19937 rng(seed);
+        int count = std::uniform_int_distribution<int>(1, 150)(rng);
+        int positions = std::uniform_int_distribution<int>(1, 100)(rng);
+        std::vector<BufferInterval> intervals =
+            randomIntervals(rng, count, positions);
+        ArenaPlan firstPlan = pack(intervals, first);
+        const double fractions[] = {0.05, 0.3, 1.0};
+        double fraction = fractions[seed % 3];
+        std::bernoulli_distribution fix(fraction);
+        for (size_t i = 0; i < intervals.size(); ++i)
+          if (fix(rng))
+            intervals[i].fixedOffset = firstPlan.offsets[i];
+        ASSERT_EQ(fuse::validateIntervals(intervals), "")
+            << first << " then " << name << " seed " << seed;
+        ArenaPlan plan = fuse::packArena(intervals, strategy(name));
+        ASSERT_EQ(plan.error, "") << first << " then " << name << " seed "
+                                  << seed;
+        // checkArenaPlan also checks every fixed offset was kept.
+        EXPECT_EQ(fuse::checkArenaPlan(intervals, plan), "")
+            << first << " then " << name << " seed " << seed;
+        EXPECT_EQ(plan.lowerBound, firstPlan.lowerBound);
+        if (fraction == 1.0) {
+          EXPECT_EQ(plan.offsets, firstPlan.offsets);
+          EXPECT_EQ(plan.arenaSize, firstPlan.arenaSize);
         }
       }
     }

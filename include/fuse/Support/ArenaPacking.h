@@ -18,6 +18,13 @@
 //   time: it gets one offset, spans its members' live ranges, and occupies
 //   its largest member's aligned size. The lower bound and every strategy
 //   see the chain, never its members.
+// - Fixed offsets: a caller may pin an interval at a byte offset
+//   (`fixedOffset`), for a value an earlier call left in the arena or one
+//   it must find at a known place. A chain with a fixed member is fixed
+//   there as a whole; the fixed blocks must not overlap where they are
+//   live together. Every strategy keeps them where they are and packs the
+//   others around them, so the arena covers them and may exceed the lower
+//   bound by more than it would without them.
 // - The lower bound is the largest, over positions, of the sum of the
 //   ALIGNED sizes of the blocks (chains counted once) live there. The
 //   blocks live at that position are pairwise disjoint in any valid
@@ -59,6 +66,9 @@ struct BufferInterval {
   /// The index of the interval whose storage this one takes over in place
   /// (it ends at `start`), or -1.
   int64_t reuses = -1;
+  /// The byte offset where this buffer already lives (a non-negative
+  /// multiple of kArenaAlignment), or -1 for the strategy to choose.
+  int64_t fixedOffset = -1;
 };
 
 /// A block as a strategy sees it: an in-place chain or a lone buffer, its
@@ -67,12 +77,16 @@ struct PackingBlock {
   int64_t size = 0;
   int64_t start = 0;
   int64_t end = 0;
+  /// Where the block must go (one of its members is fixed there), or -1.
+  int64_t fixedOffset = -1;
 };
 
 /// How blocks are placed. Implementations must return one offset per
 /// block, each a non-negative multiple of kArenaAlignment, such that two
 /// blocks whose live ranges share a position do not overlap
-/// ([offset, offset + size) intervals are disjoint).
+/// ([offset, offset + size) intervals are disjoint), and a fixed block's
+/// offset its `fixedOffset` (the fixed blocks never overlap one another
+/// where they are live together; packArena checks that they stay put).
 class PackingStrategy {
 public:
   virtual ~PackingStrategy() = default;
@@ -96,8 +110,10 @@ constexpr std::string_view kDefaultPackingStrategy = "best-fit";
 
 /// Why `intervals` cannot be packed (a negative size, start > end, a
 /// negative start, a reuse hint that names itself, no interval, one that
-/// does not end where this one starts, or one already taken over), or
-/// empty when they are fine.
+/// does not end where this one starts, or one already taken over; a fixed
+/// offset below -1 or not a multiple of kArenaAlignment, members of one
+/// chain fixed at different offsets, or two fixed blocks live together
+/// whose aligned bytes overlap), or empty when they are fine.
 std::string validateIntervals(const std::vector<BufferInterval> &intervals);
 
 /// The largest sum of aligned sizes live at one position (chains counted
@@ -118,9 +134,10 @@ ArenaPlan packArena(const std::vector<BufferInterval> &intervals,
                     const PackingStrategy &strategy);
 
 /// Whether two intervals of `plan` that are live together overlap, or an
-/// offset is not aligned, or a block reaches past the arena: the first
-/// problem found, or empty. Members of one in-place chain may share
-/// storage. O(n log n + overlapping pairs); for tests and self-checks.
+/// offset is not aligned or not the interval's fixed offset, or a block
+/// reaches past the arena: the first problem found, or empty. Members of
+/// one in-place chain may share storage. O(n log n + overlapping pairs);
+/// for tests and self-checks.
 std::string checkArenaPlan(const std::vector<BufferInterval> &intervals,
                            const ArenaPlan &plan);
 
