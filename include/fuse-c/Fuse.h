@@ -35,8 +35,9 @@ extern "C" {
 #define FUSE_C_EXPORT
 #endif
 
-/* The version of this interface ("fuse-c/2"; 2 added FuseScratch and
- * FuseSessionOptions.scratch). */
+/* The version of this interface ("fuse-c/3"; 2 added FuseScratch and
+ * FuseSessionOptions.scratch, 3 arenas per run: FuseSessionOptions.
+ * arena_per_run, fuseSessionSetArena and the signature's "arena_offset"). */
 FUSE_C_EXPORT const char *fuseApiVersion(void);
 
 /* The message of the last failure on this thread ("" if none). */
@@ -92,7 +93,9 @@ FUSE_C_EXPORT void fuseFreeExecutable(FuseExecutable *executable);
 /* The executable's signature and plan summary, as JSON:
  *   {"entry", "arch",
  *    "inputs":  [{"name", "dtype" ("f32"|"bf16"|"f16"|"i64"|"i32"|"i1"),
- *                 "shape": [..], "bytes"}],
+ *                 "shape": [..], "bytes",
+ *                 "arena_offset" (-1, or where a run finds it (input) or
+ *                                 leaves it (output) in its arena)}],
  *    "outputs": [same],
  *    "donated": [[output index, input index], ...]   (an output written in
  *                the memory of a donated input: pass the same pointer for
@@ -151,6 +154,12 @@ typedef struct FuseSessionOptions {
   /* NULL: an arena and workspaces of the session's own; else the shared
    * memory (fuseCreateScratch) on the same GPU. */
   FuseScratch *scratch;
+  /* 1: the session has no arena of its own; the caller gives it one
+   * (fuseSessionSetArena) before running. Required where the signature has
+   * inputs or outputs with an "arena_offset" (fuse.arena_offset): values a
+   * run finds, or leaves, in the arena at that byte offset, not in the
+   * pointer passed for them (which may be NULL). */
+  int arena_per_run;
 } FuseSessionOptions;
 
 /* Fills `options` with the defaults (cache on, CUDA graphs on, progress
@@ -181,6 +190,12 @@ FUSE_C_EXPORT char *fuseSessionCompileReport(const FuseSession *session);
 FUSE_C_EXPORT int fuseRun(FuseSession *session, void *const *inputs,
                           size_t num_inputs, void *const *outputs,
                           size_t num_outputs, void *stream);
+
+/* With FuseSessionOptions.arena_per_run: the device memory (`bytes`, at
+ * least the signature's "arena_bytes", 256-byte aligned) that the next runs
+ * use as their arena. A CUDA graph is captured per arena address. */
+FUSE_C_EXPORT int fuseSessionSetArena(FuseSession *session, void *arena,
+                                      int64_t bytes);
 
 /* Signals, for work on other streams that must start part-way through a
  * step (a data-parallel step all-reduces each gradient bucket as soon as

@@ -112,6 +112,7 @@ void writeTensors(llvm::json::OStream &json, const char *key,
             json.value(size);
         });
         json.attribute("bytes", spec.bytes());
+        json.attribute("arena_offset", spec.arenaOffset);
       });
   });
 }

@@ -27,7 +27,7 @@ char *fuse::capi::copyString(const std::string &text) {
 
 extern "C" {
 
-const char *fuseApiVersion(void) { return "fuse-c/2"; }
+const char *fuseApiVersion(void) { return "fuse-c/3"; }
 
 const char *fuseLastError(void) { return lastError.c_str(); }
 

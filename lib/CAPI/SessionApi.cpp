@@ -120,6 +120,7 @@ FuseSession *fuseCreateSession(const FuseExecutable *executable,
     executorOptions.progress = opts.progress != 0;
     if (opts.scratch)
       executorOptions.scratch = opts.scratch->memory;
+    executorOptions.arenaPerRun = opts.arena_per_run != 0;
     rt::StatusOr<std::unique_ptr<rt::Executor>> executor =
         rt::Executor::create(executable->executable, executorOptions);
     if (!executor)
@@ -175,6 +176,20 @@ int fuseRun(FuseSession *session, void *const *inputs, size_t numInputs,
     if (status)
       status = session->executor->run(in, out, stream);
     return status ? 0 : fail<int>(rt::Status::failure("fuseRun: " + status.message()), 1);
+  });
+}
+
+int fuseSessionSetArena(FuseSession *session, void *arena, int64_t bytes) {
+  return guarded<int>("fuseSessionSetArena", 1, [&] {
+    if (!session) {
+      setLastError("fuseSessionSetArena: the session is NULL");
+      return 1;
+    }
+    rt::Status status = session->executor->setArena(arena, bytes);
+    return status ? 0
+                  : fail<int>(rt::Status::failure("fuseSessionSetArena: " +
+                                                  status.message()),
+                              1);
   });
 }
 

@@ -161,10 +161,21 @@ LogicalResult lowerOp(Operation *op, func::ReturnOp terminator,
 /// Returned values that are not already in the caller's output memory (an
 /// argument returned as it is, a value returned twice, a dense constant) are
 /// copied there; splat constants, which have no memory, are written there.
-void copyResults(func::ReturnOp terminator, CodegenContext &context) {
+LogicalResult copyResults(func::ReturnOp terminator, CodegenContext &context) {
+  const runtime::Executable &executable = context.executable();
   for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
     BufferRef output = BufferRef::output(static_cast<int64_t>(i));
     const ValueLocation &where = context.location(value);
+    // A result left in the arena is where the plan put it; the caller reads
+    // it there (its output pointer is not used).
+    if (int64_t offset = executable.outputs[i].arenaOffset; offset >= 0) {
+      if (!where.buffer || !(*where.buffer == BufferRef::arena(offset)))
+        return terminator.emitError()
+               << "result #" << i << " is to be left in the arena at byte "
+               << offset << ", but the memory plan put it elsewhere (run "
+                  "fuse-plan-memory after anything that changes results)";
+      continue;
+    }
     int64_t bytes = numElements(shapeOf(value)) *
                     static_cast<int64_t>(dtypeSize(dtypeOf(value)));
     if (where.literal) {
@@ -174,6 +185,7 @@ void copyResults(func::ReturnOp terminator, CodegenContext &context) {
                       "copy to result " + std::to_string(i));
     }
   }
+  return success();
 }
 
 } // namespace
@@ -200,18 +212,32 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
     executable.inputs.push_back(tensorSpec(
         argument, func.getArgAttrOfType<StringAttr>(i, "fuse.name"),
         "arg" + std::to_string(i)));
+    // An argument the caller left in the arena is read there.
     ValueLocation where;
     where.buffer = BufferRef::input(i);
+    if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, "fuse.arena_offset")) {
+      executable.inputs.back().arenaOffset = offset.getInt();
+      where.buffer = BufferRef::arena(offset.getInt());
+    }
     context.setLocation(argument, where);
   }
-  for (auto [i, value] : llvm::enumerate(terminator.getOperands()))
+  for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
     executable.outputs.push_back(tensorSpec(
         value, func.getResultAttrOfType<StringAttr>(i, "fuse.name"),
         "result" + std::to_string(i)));
+    if (func.getResultAttr(i, "fuse.in_arena"))
+      return func.emitError() << "result #" << i
+                              << " asks for an arena offset (fuse.in_arena) "
+                                 "that no memory plan chose: run "
+                                 "fuse-plan-memory (or fuse-pipeline) first";
+    if (auto offset = func.getResultAttrOfType<IntegerAttr>(i, "fuse.arena_offset"))
+      executable.outputs.back().arenaOffset = offset.getInt();
+  }
   for (Operation &op : body.without_terminator())
     if (failed(lowerOp(&op, terminator, context)))
       return failure();
-  copyResults(terminator, context);
+  if (failed(copyResults(terminator, context)))
+    return failure();
 
   // Every kernel names the helpers it uses with their dependencies; the
   // executable carries their text.

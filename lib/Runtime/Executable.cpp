@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Runtime/Executable.h"
+#include "fuse/Support/ArenaPacking.h"
 #include "fuse/Support/CheckedMath.h"
 
 #include <algorithm>
@@ -226,6 +227,14 @@ bool Validator::checkSpec(const TensorSpec &spec, const std::string &where) {
     return fail(where + " '" + spec.name + "' (" +
                 typeString(spec.dtype, spec.shape) +
                 ") takes more than 2^48 bytes");
+  if (spec.arenaOffset < -1 ||
+      (spec.arenaOffset >= 0 &&
+       (spec.arenaOffset % kArenaAlignment != 0 ||
+        spec.arenaOffset > exe.arenaBytes - spec.bytes())))
+    return fail(where + " '" + spec.name + "' (" +
+                typeString(spec.dtype, spec.shape) + ") is at arena offset " +
+                str(spec.arenaOffset) + ", not an aligned offset within the " +
+                str(exe.arenaBytes) + "-byte arena");
   return true;
 }
 
@@ -547,7 +556,8 @@ bool Validator::checkOutputsWritten() {
         }
       covered = writtenPrefix(ranges);
     }
-    if (covered >= spec.bytes())
+    // Left in the arena: the plan wrote it there, not in caller memory.
+    if (covered >= spec.bytes() || spec.arenaOffset >= 0)
       continue;
     int64_t gapEnd = spec.bytes();
     for (const auto &range : ranges)

@@ -14,7 +14,7 @@
 // pattern. Bump kFormatVersion whenever anything here changes: an old file is
 // then refused with a message instead of misread (version 2 added the
 // launches' tensor maps, 3 their persistent blocks, 4 the arguments' dtype,
-// extent and direction and the checksum).
+// extent and direction and the checksum, 5 the tensors' arena offsets).
 //
 // Reading checks, in order: the magic, the version, the checksum (so a bit
 // flipped anywhere, or a cut, is reported as such before any field is
@@ -47,7 +47,7 @@ using detail::ByteWriter;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kChecksumBytes = 32;
 
 std::array<uint8_t, kChecksumBytes> checksumOf(const uint8_t *data,
@@ -64,7 +64,7 @@ void writeSpec(ByteWriter &w, const TensorSpec &spec) {
   w.u8(static_cast<uint8_t>(spec.dtype));
   w.u64(spec.shape.size());
   for (int64_t dim : spec.shape)
-    w.i64(dim);
+    w.i64(dim);  w.i64(spec.arenaOffset);
 }
 
 void writeRef(ByteWriter &w, const BufferRef &ref) {
@@ -142,6 +142,7 @@ TensorSpec readSpec(ByteReader &r) {
   uint64_t rank = r.count("rank", 8);
   for (uint64_t i = 0; i < rank && r.ok(); ++i)
     spec.shape.push_back(r.i64("dimension"));
+  spec.arenaOffset = r.i64("arena offset");
   return spec;
 }
 

@@ -37,6 +37,7 @@
 #include "TensorMapEncoder.h"
 
 #include "fuse/Runtime/ExecutableIO.h"
+#include "fuse/Support/ArenaPacking.h"
 
 #include <algorithm>
 #include <cctype>
@@ -131,6 +132,8 @@ public:
   std::string describeStep(size_t index) const;
   std::string name() const { return "@" + exe.entry; }
   void *arenaBase() const {
+    if (options.arenaPerRun)
+      return runArena;
     return options.scratch ? options.scratch->arena() : arena.data();
   }
   void *workspaceBase() const {
@@ -145,6 +148,8 @@ public:
   bool syncSteps = false;
   bool warmedUp = false;
   DeviceBuffer arena, workspace, constants, cublasWorkspace;
+  /// The caller's arena (ExecutorOptions::arenaPerRun), set by setArena.
+  void *runArena = nullptr;
   std::vector<void *> constantPointers;
   std::unique_ptr<detail::LoadedKernels> kernels;
   std::unique_ptr<detail::GemmRunner> gemms;
@@ -170,15 +175,25 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
     buffer = std::move(*allocated);
     return Status::success();
   };
+  auto inArena = [](const TensorSpec &spec) { return spec.arenaOffset >= 0; };
+  if (!options.arenaPerRun &&
+      (std::any_of(exe.inputs.begin(), exe.inputs.end(), inArena) ||
+       std::any_of(exe.outputs.begin(), exe.outputs.end(), inArena)))
+    return Status::failure(
+        name() + " finds inputs or leaves outputs in its arena "
+                 "(fuse.arena_offset): its caller must give each run the "
+                 "arena (an arena per run; the C API's "
+                 "FuseSessionOptions.arena_per_run)");
+  int64_t ownArena = options.arenaPerRun ? 0 : exe.arenaBytes;
   if (options.scratch) {
     if (options.scratch->device() != device)
       return Status::failure(name() + ": its shared scratch memory is on device " +
                              std::to_string(options.scratch->device()) +
                              ", the executor on device " + std::to_string(device));
     FUSE_RETURN_IF_ERROR(
-        options.scratch->reserve(exe.arenaBytes, exe.workspaceBytes, name()));
+        options.scratch->reserve(ownArena, exe.workspaceBytes, name()));
   } else {
-    FUSE_RETURN_IF_ERROR(allocate(arena, exe.arenaBytes, "arena"));
+    FUSE_RETURN_IF_ERROR(allocate(arena, ownArena, "arena"));
     FUSE_RETURN_IF_ERROR(allocate(workspace, exe.workspaceBytes, "workspace"));
   }
   std::vector<int64_t> constantOffsets;
@@ -226,8 +241,12 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
     std::vector<void *> fakeInputs(exe.inputs.size(), aligned);
     std::vector<void *> fakeOutputs(exe.outputs.size(), aligned);
     std::vector<detail::GemmPointers> assumed;
+    if (options.arenaPerRun) // nor is the arena
+      runArena = aligned;
     for (const GemmStep &gemm : exe.gemms)
       assumed.push_back(gemmPointers(gemm, fakeInputs, fakeOutputs));
+    if (options.arenaPerRun)
+      runArena = nullptr;
     void *gemmWorkspace = options.scratch ? options.scratch->cublasWorkspace()
                                           : cublasWorkspace.data();
     int64_t gemmWorkspaceBytes = options.scratch
@@ -293,7 +312,7 @@ Status Executor::Impl::checkBindings(const std::vector<void *> &inputs,
           " " + kind + "s (" + tensorNames(specs) + "), got " +
           std::to_string(pointers.size()));
     for (size_t i = 0; i < specs.size(); ++i)
-      if (!pointers[i] && specs[i].bytes() > 0)
+      if (!pointers[i] && specs[i].bytes() > 0 && specs[i].arenaOffset < 0)
         return Status::failure("running " + name() + ": " + kind + " " +
                                std::to_string(i) + " (" + specs[i].name +
                                ", " +
@@ -302,7 +321,11 @@ Status Executor::Impl::checkBindings(const std::vector<void *> &inputs,
     return Status::success();
   };
   FUSE_RETURN_IF_ERROR(check("input", exe.inputs, inputs));
-  return check("output", exe.outputs, outputs);
+  FUSE_RETURN_IF_ERROR(check("output", exe.outputs, outputs));
+  if (options.arenaPerRun && !runArena && exe.arenaBytes > 0)
+    return Status::failure("running " + name() +
+                           ": no arena given (it takes one per run: setArena)");
+  return Status::success();
 }
 
 std::string Executor::Impl::describeStep(size_t index) const {
@@ -461,7 +484,7 @@ Status Executor::Impl::enqueueOrReplay(const std::vector<void *> &inputs,
   // A graph bakes in the arena and workspace too, which move when shared
   // scratch memory grows: they are part of the pointers a graph is for.
   std::vector<void *> bound = outputs;
-  if (options.scratch)
+  if (options.scratch || options.arenaPerRun)
     bound.insert(bound.end(), {arenaBase(), workspaceBase()});
   StatusOr<detail::StepGraph *> graph = graphs.get(
       captureStream,
@@ -513,6 +536,23 @@ Executor::create(const Executable &executable, const ExecutorOptions &options) {
 Status Executor::run(const std::vector<void *> &inputs,
                      const std::vector<void *> &outputs, void *stream) {
   return impl_->run(inputs, outputs, static_cast<cudaStream_t>(stream));
+}
+
+Status Executor::setArena(void *arena, int64_t bytes) {
+  const std::string what = "giving " + impl_->name() + " an arena";
+  if (!impl_->options.arenaPerRun)
+    return Status::failure(what + ": it has its own (arenaPerRun is off)");
+  if (bytes < impl_->exe.arenaBytes || (!arena && impl_->exe.arenaBytes > 0))
+    return Status::failure(what + ": " + std::to_string(bytes) +
+                           " bytes at " +
+                           (arena ? "a device address" : "a null pointer") +
+                           ", but it needs " +
+                           std::to_string(impl_->exe.arenaBytes));
+  if (reinterpret_cast<uintptr_t>(arena) % kArenaAlignment != 0)
+    return Status::failure(what + ": the address is not a multiple of " +
+                           std::to_string(kArenaAlignment));
+  impl_->runArena = arena;
+  return Status::success();
 }
 
 Status Executor::synchronize(void *stream) {

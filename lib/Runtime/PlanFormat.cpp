@@ -35,7 +35,10 @@ std::string formatDim3(const std::array<uint32_t, 3> &dims) {
 }
 
 std::string formatSpec(const TensorSpec &spec) {
-  return spec.name + ": " + typeString(spec.dtype, spec.shape);
+  std::string text = spec.name + ": " + typeString(spec.dtype, spec.shape);
+  if (spec.arenaOffset >= 0)
+    text += " (in the arena at byte " + std::to_string(spec.arenaOffset) + ")";
+  return text;
 }
 
 std::string formatSpecs(const std::vector<TensorSpec> &specs) {

@@ -363,9 +363,17 @@ class _Specialized:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
             name = f"{kind}_{next(_names)}"
+            # A forward leaves what it saves in its arena, which is the
+            # call's slab; its backward finds the values there and runs in
+            # the same memory, reusing each value's bytes once it has read it.
+            in_arena = (self._saved_outputs(saved.saved_positions(returned))
+                        if kind == "forward" and saved is not None else ())
+            arena_offsets = {arg_names[self.tensor_positions.index(i)]: layout.offsets[placeholders[i].name]
+                             for i, layout in slab_layouts.items()}
             started = time.perf_counter()
             # The text, and the Philox counters its random ops (dropout) draw.
-            text, counters = _graph_rng.export(traced, arg_names, name)
+            text, counters = _graph_rng.export(traced, arg_names, name, arena_offsets=arena_offsets,
+                                               results_in_arena=in_arena)
             export_seconds = time.perf_counter() - started
             _spent("export", export_seconds)
             self.compiled = compiler.compile(text, name=name, progress=False, report_phases=False,
@@ -418,23 +426,36 @@ class _Specialized:
             return False
         return all(repr(args[i]) == value for i, value in self.expected_values) and self.accepts(args)
 
-    def _plan_slab(self, positions, returned, chains):
-        """Puts the Fuse outputs that are only ever saved for the backward
-        (not the user's, not written into an input) into slabs; `chains`
-        {position: view ops} for the saved values stored as their base."""
-        import torch
+    def _output_users(self):
+        """{Fuse output index: [result positions that return it]}."""
         users = {}
         for position, entry in enumerate(self.plan):
             if entry[0] == "output":
                 users.setdefault(entry[1], []).append(position)
+        return users
+
+    def _saved_outputs(self, positions):
+        """The Fuse outputs that are only ever saved for the backward (not
+        the user's): those the forward leaves in its arena."""
+        return frozenset(output for output, refs in self._output_users().items()
+                         if all(p in positions for p in refs))
+
+    def _plan_slab(self, positions, returned, chains):
+        """The slab of the Fuse outputs that are only ever saved for the
+        backward: the forward's arena, where it left them (at the offsets
+        its memory plan chose); `chains` {position: view ops} for the saved
+        values stored as their base."""
+        import torch
+        users = self._output_users()
         values = []
         for output, refs in sorted(users.items()):
-            if output in self.compiled._aliases or not all(p in positions for p in refs):
+            offset = self.compiled.outputs[output].arena_offset
+            if offset is None or not all(p in positions for p in refs):
                 continue
-            values.append((output, self.compiled.outputs[output].bytes, [returned[p].name for p in refs]))
+            values.append((output, offset, [returned[p].name for p in refs]))
         chained = set(chains)
         if values:
-            layout = _saved_slabs.Layout(values)
+            layout = _saved_slabs.Layout(values, self.compiled.arena_bytes)
             for output, _, names in values:
                 spec = self.compiled.outputs[output]
                 for position in users[output]:
@@ -469,6 +490,23 @@ class _Specialized:
                 layout.offsets[placeholders[i].name]
         self.slab_layout, self.slab_argument = layout, next(iter(layouts))
         self.io.skip_inputs(self.slab_inputs)
+        # The backward runs in the slab: later slabs are made large enough.
+        layout.nbytes = max(layout.nbytes, self.compiled.arena_bytes)
+
+    def _backward_arena(self, slab):
+        """Where the backward runs: in the slab its forward left the saved
+        values in, which it overwrites as it goes, when autograd will not
+        run this graph again; else (retain_graph=True) in a copy of it, as
+        it does when the slab is smaller than the backward's arena (the
+        first call, before the slabs grew)."""
+        import torch
+        keep_graph = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", lambda: True)()
+        need = self.compiled.arena_bytes
+        if not keep_graph and slab.numel() >= need:
+            return slab
+        copy = torch.empty(max(need, slab.numel()), dtype=torch.uint8, device=slab.device)
+        copy[:slab.numel()].copy_(slab)
+        return copy
 
     def accepts(self, args):
         """Whether this specialization takes these arguments: a backward
@@ -489,20 +527,20 @@ class _Specialized:
             # Fixed addresses from call to call, so the runtime replays its
             # CUDA graph rather than capturing anew (_stable_io.py).
             inputs = self.io.inputs(compiled.check_inputs(tensors, skip=self.slab_inputs))
-            if self.slab_inputs:
-                base = args[self.slab_argument].data_ptr()
-                for index, offset in self.slab_inputs.items():
-                    inputs[index] = base + offset
+            arena = None
+            if self.slab_inputs:  # found in the arena, not at these addresses
+                arena = self._backward_arena(args[self.slab_argument])
+                for index in self.slab_inputs:
+                    inputs[index] = 0
             outputs = self.io.outputs(inputs)
             if self.slab_pool is not None:
-                slab = self.slab_pool.take()
-                base = slab.data_ptr()
-                for index, offset in self.slab_outputs.items():
-                    outputs[index] = base + offset
+                arena = slab = self.slab_pool.take()
+                for index in self.slab_outputs:  # left in the arena
+                    outputs[index] = 0
                 # One alias for every saved value: autograd keeps it with the
                 # graph, and the pool sees it held until then.
                 handed_slab = slab.detach()
-            compiled.run(inputs, outputs, check=False)
+            compiled.run(inputs, outputs, check=False, arena=arena)
             if not self.load_counted:  # the session (kernels) loads on the first run
                 self.load_counted = True
                 _spent("load", compiled.timings.get("load", 0.0))

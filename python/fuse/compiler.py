@@ -190,12 +190,16 @@ def compile_executable(text, *, pipeline, entry=None, arch=None, source_name=Non
 
 class TensorSpec:
     """One argument or result of the signature."""
-    __slots__ = ("index", "name", "dtype", "shape", "bytes", "side")
+    __slots__ = ("index", "name", "dtype", "shape", "bytes", "side", "arena_offset")
 
     def __init__(self, index, entry, side):
         self.index, self.side = index, side
         self.name, self.dtype = entry["name"], entry["dtype"]
         self.shape, self.bytes = tuple(entry["shape"]), entry["bytes"]
+        # Where a run finds (input) or leaves (output) it in its arena, or
+        # None: in memory of its own (fuse.arena_offset).
+        offset = entry.get("arena_offset", -1)
+        self.arena_offset = offset if offset >= 0 else None
 
     def describe(self):
         return f"{self.dtype} {list(self.shape)}"
@@ -292,6 +296,10 @@ class CompiledGraph:
         self.outputs = [TensorSpec(i, e, "output") for i, e in enumerate(self.signature["outputs"])]
         self.input_names = [s.name for s in self.inputs]
         self.output_names = [s.name for s in self.outputs]
+        # A graph that finds inputs or leaves outputs in its arena runs in
+        # an arena its caller gives each run (run(arena=...)).
+        self.arena_per_run = any(s.arena_offset is not None for s in self.inputs + self.outputs)
+        self.arena_bytes = int(self.signature.get("arena_bytes", 0))
         self._aliases = {}
         for out_index, in_index in self.signature.get("donated", []):
             out, inp = self.outputs[out_index], self.inputs[in_index]
@@ -322,7 +330,7 @@ class CompiledGraph:
         scratch = self._scratch_for(index) if self._scratch_for is not None else None
         self.session = _capi.Session.create(self.executable, cache_dir=cache, use_cache=self.cache_dir is not False,
                                             use_cuda_graph=self.cuda_graphs, progress=self._progress,
-                                            scratch=scratch)
+                                            scratch=scratch, arena_per_run=self.arena_per_run)
         seconds = time.perf_counter() - started
         self.device = torch.device("cuda", index)
         self.session_report = self.session.compile_report()
@@ -426,11 +434,22 @@ class CompiledGraph:
     def stream(self):
         return _torch().cuda.current_stream(self.device).cuda_stream
 
-    def run(self, inputs, outputs, check=True):
+    def run(self, inputs, outputs, check=True, arena=None):
         """Enqueues one step on the current stream with these tensors
         (outputs written in place). `check=False` skips the checks, for
-        callers that validated the same tensors already."""
+        callers that validated the same tensors already. `arena`: for a
+        graph with arena_per_run, the device memory it runs in (a tensor of
+        at least arena_bytes, or an (address, bytes) pair); inputs and
+        outputs with an arena offset are found and left there, and their
+        entries in `inputs` and `outputs` are not used."""
         session = self._require_session()
+        if arena is not None:
+            address, nbytes = ((arena.data_ptr(), arena.numel() * arena.element_size())
+                               if hasattr(arena, "data_ptr") else arena)
+            session.set_arena(address, nbytes)
+        elif self.arena_per_run:
+            raise FuseError(f"@{self.signature['entry']} runs in an arena its caller gives (inputs or outputs "
+                            "with fuse.arena_offset): pass arena=")
         if check:
             inputs = self.check_inputs(inputs)
             if len(outputs) != len(self.outputs):

@@ -34,7 +34,7 @@ HAS_GPU = _has_gpu()
 
 
 def test_library_loads_and_reports_its_version():
-    assert _capi.api_version() == _capi.API_VERSION == "fuse-c/2"
+    assert _capi.api_version() == _capi.API_VERSION == "fuse-c/3"
     assert _capi.library_path().endswith("libFuseC.so")
 
 

@@ -12,11 +12,11 @@ from fuse.dynamo._saved_slabs import ALIGNMENT, Layout, SavedValues, SlabPool
 
 
 def test_a_layout_aligns_each_value_and_stores_a_value_saved_twice_once():
-    layout = Layout([(3, 10, ["a"]), (5, ALIGNMENT, ["b", "b_view"]), (7, 1, ["c"])])
+    layout = Layout.packed([(3, 10, ["a"]), (5, ALIGNMENT, ["b", "b_view"]), (7, 1, ["c"])])
     assert layout.output_offsets == {3: 0, 5: ALIGNMENT, 7: 2 * ALIGNMENT}
     assert layout.offsets == {"a": 0, "b": ALIGNMENT, "b_view": ALIGNMENT, "c": 2 * ALIGNMENT}
     assert layout.nbytes == 3 * ALIGNMENT
-    assert Layout([]).nbytes == ALIGNMENT  # never an empty allocation
+    assert Layout.packed([]).nbytes == ALIGNMENT  # never an empty allocation
 
 
 # Reuse reads torch's storage use count (torch >= 2, where the backend runs).
@@ -28,7 +28,7 @@ needs_use_count = pytest.mark.skipif(getattr(torch._C, "_storage_Use_Count", Non
 @needs_use_count
 def test_a_slab_is_reused_once_its_holder_lets_go_and_never_while_held():
     saved = SavedValues()
-    pool = SlabPool(Layout([(0, 1000, ["x"])]), torch.device("cpu"), saved)
+    pool = SlabPool(Layout.packed([(0, 1000, ["x"])]), torch.device("cpu"), saved)
     first = pool.take()
     held = first.detach()  # what autograd keeps while the backward may come
     second = pool.take()
@@ -50,7 +50,7 @@ def test_a_slab_still_held_stays_known_when_the_pool_lets_it_go():
     # More forwards than pooled slabs before any backward (one dynamo graph
     # run for every layer): each backward must still find its slab.
     saved = SavedValues()
-    layout = Layout([(0, 64, ["x"])])
+    layout = Layout.packed([(0, 64, ["x"])])
     pool = SlabPool(layout, torch.device("cpu"), saved)
     limit = _saved_slabs.pool_limit(layout.nbytes)
     held = [pool.take().detach() for _ in range(limit + 3)]
@@ -69,7 +69,7 @@ def test_a_slab_still_held_stays_known_when_the_pool_lets_it_go():
 @needs_use_count
 def test_the_backward_finds_a_slabs_layout_by_its_address_and_nothing_else():
     saved = SavedValues()
-    layout = Layout([(0, 64, ["x"])])
+    layout = Layout.packed([(0, 64, ["x"])])
     pool = SlabPool(layout, torch.device("cpu"), saved)
     slab = pool.take()
     assert saved.layout_at(slab.detach()) is layout
@@ -80,7 +80,7 @@ def test_the_backward_finds_a_slabs_layout_by_its_address_and_nothing_else():
 @needs_use_count
 def test_a_dead_slab_is_forgotten():
     saved = SavedValues()
-    pool = SlabPool(Layout([(0, 64, ["x"])]), torch.device("cpu"), saved)
+    pool = SlabPool(Layout.packed([(0, 64, ["x"])]), torch.device("cpu"), saved)
     pool.free.clear()
     address = pool.take().data_ptr()
     pool.free.clear()  # the pool lets go: nothing holds the slab
@@ -118,7 +118,7 @@ def test_a_backward_that_runs_in_torch_gets_its_saved_values_out_of_the_slab():
     # What a backward that falls back to torch (eagerly, or in a split's
     # torch parts) receives: tensors, not the slab.
     saved = SavedValues()
-    layout = Layout([(0, 2 * 3 * 4, ["x"]), (1, 4 * 2 * 2, ["w_t"])])
+    layout = Layout.packed([(0, 2 * 3 * 4, ["x"]), (1, 4 * 2 * 2, ["w_t"])])
     layout.bases.update({"x": ((2, 3), torch.float32), "w_t": ((2, 4), torch.bfloat16)})
     layout.chains["w_t"] = [(torch.ops.aten.permute.default, ([1, 0],), {}, None)]
     slab = torch.empty(layout.nbytes, dtype=torch.uint8)
@@ -133,3 +133,31 @@ def test_a_backward_that_runs_in_torch_gets_its_saved_values_out_of_the_slab():
     assert got[1].dtype == torch.float32 and torch.equal(got[1], w.t().float())  # replayed, cast as traced
     assert got[2] is tangent
     assert _saved_slabs.unpack(saved, placeholders, [x, w, tangent])[0] is x  # nothing in a slab: as given
+
+
+def test_a_layout_takes_the_offsets_the_forwards_memory_plan_chose():
+    # The slab is the forward's arena: values lie where its plan left them.
+    layout = Layout([(2, 4096, ["h"]), (0, 0, ["logits", "logits_view"])], nbytes=10_000)
+    assert layout.output_offsets == {2: 4096, 0: 0}
+    assert layout.offsets == {"h": 4096, "logits": 0, "logits_view": 0}
+    assert layout.nbytes == 10_240  # rounded up to the alignment
+
+
+@needs_use_count
+def test_slabs_made_before_the_layout_grew_are_not_handed_out_again():
+    # The backward runs in the slab: once it is compiled, the layout grows
+    # to its arena, and a free slab of the old size would be too small.
+    saved = SavedValues()
+    layout = Layout.packed([(0, 64, ["x"])])
+    pool = SlabPool(layout, torch.device("cpu"), saved)
+    small = pool.take()
+    small_address = small.data_ptr()
+    del small
+    gc.collect()
+    layout.nbytes = 4 * ALIGNMENT
+    grown = pool.take()
+    assert grown.numel() == 4 * ALIGNMENT
+    assert all(slab.numel() >= layout.nbytes for slab, _ in pool.free)
+    assert saved.layout_at(grown) is layout
+    del grown
+    assert small_address is not None

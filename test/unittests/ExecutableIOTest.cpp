@@ -119,19 +119,20 @@ TEST(ExecutableIO, WrongVersion) {
   bytes[8] = 99; // the u32 after the 8-byte magic
   std::string message = errorOf(bytes);
   EXPECT_THAT(message, HasSubstr("model.fexe: executable format version 99"));
-  EXPECT_THAT(message, HasSubstr("reads version 4"));
+  EXPECT_THAT(message, HasSubstr("reads version 5"));
 }
 
 // Version 1 had no tensor maps, version 2 no persistent launches, version 3
-// no argument extents and no checksum: such a file is refused as a whole,
+// no argument extents and no checksum, version 4 no arena offsets: such a
+// file is refused as a whole,
 // with the way out, rather than misread.
 TEST(ExecutableIO, OlderVersionsAreRefusedWithTheWayOut) {
-  for (uint8_t version : {1, 2, 3}) {
+  for (uint8_t version : {1, 2, 3, 4}) {
     std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
     bytes[8] = version;
     EXPECT_EQ(errorOf(bytes), "model.fexe: executable format version " +
                                   std::to_string(version) +
-                                  ", but this build of Fuse reads version 4 (compile "
+                                  ", but this build of Fuse reads version 5 (compile "
                                   "the graph again; a file of this build's own "
                                   "version that reads so is corrupt)");
   }
@@ -542,6 +543,8 @@ TEST(ValidateExecutable, GpuTestExecutablesAreValid) {
     executables.push_back(makeGemmExecutable(c));
   executables.push_back(makeStepExecutable());
   executables.push_back(makeSignalExecutable("sm_90a"));
+  executables.push_back(makeArenaValueExecutables().first);
+  executables.push_back(makeArenaValueExecutables().second);
   executables.push_back(makeProfiledExecutable(132));
   for (const Executable &exe : executables) {
     Status status = validateExecutable(exe, "executable @" + exe.entry);

@@ -443,6 +443,68 @@ TEST(ExecutorGpu, SharedScratchServesExecutorsInTurn) {
   EXPECT_EQ(cudaStreamDestroy(second), cudaSuccess);
 }
 
+// A forward leaves a value in the arena its caller gives it, and the
+// backward finds it there (fuse.arena_offset): no memory of their own for
+// the arena, a graph per arena address, and clear errors for a missing or
+// small arena and for an executor that could not reach the values.
+TEST(ExecutorGpu, ValuesLeftInTheArenaReachTheNextExecutor) {
+  FUSE_REQUIRE_GPU();
+  uint32_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto [forwardExe, backwardExe] = makeArenaValueExecutables();
+
+  StatusOr<std::unique_ptr<Executor>> refused =
+      Executor::create(backwardExe, testOptions(true));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("finds inputs or leaves outputs in its arena"));
+
+  StatusOr<std::shared_ptr<ScratchMemory>> scratch = ScratchMemory::create();
+  ASSERT_TRUE(scratch.ok()) << scratch.status().message();
+  ExecutorOptions options = testOptions(true);
+  options.scratch = *scratch;
+  options.arenaPerRun = true;
+  std::unique_ptr<Executor> forward = makeExecutor(forwardExe, options);
+  std::unique_ptr<Executor> backward = makeExecutor(backwardExe, options);
+  ASSERT_TRUE(forward && backward);
+  EXPECT_LT((*scratch)->deviceBytes(), forwardExe.arenaBytes + kCublasWorkspaceBytes)
+      << "no arena is reserved for executors that take one per run";
+
+  std::vector<float> host = randomValues(kN, DType::F32, seed);
+  DeviceBuffer x = uploadValues(host, DType::F32);
+  auto allocate = [](int64_t bytes) {
+    StatusOr<DeviceBuffer> buffer = DeviceBuffer::allocate(bytes, "test");
+    EXPECT_TRUE(buffer.ok()) << buffer.status().message();
+    return std::move(*buffer);
+  };
+  DeviceBuffer y = allocate(kBytes), z = allocate(kBytes);
+  DeviceBuffer arenas[2] = {allocate(forwardExe.arenaBytes),
+                            allocate(forwardExe.arenaBytes)};
+
+  Status missing = backward->run({nullptr}, {z.data()}, nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.message(), HasSubstr("no arena given"));
+  Status small = backward->setArena(arenas[0].data(), forwardExe.arenaBytes - 256);
+  ASSERT_FALSE(small.ok());
+  EXPECT_THAT(small.message(), HasSubstr("but it needs 8192"));
+
+  // Two rounds over two arenas: plain launches, then a graph per arena.
+  for (int round = 0; round < 3; ++round)
+    for (DeviceBuffer &arena : arenas) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      ASSERT_TRUE(z.fill(0xFF).ok());
+      FUSE_ASSERT_OK(forward->setArena(arena.data(), arena.bytes()));
+      FUSE_ASSERT_OK(forward->run({x.data()}, {y.data(), nullptr}, nullptr));
+      FUSE_ASSERT_OK(backward->setArena(arena.data(), arena.bytes()));
+      FUSE_ASSERT_OK(backward->run({nullptr}, {z.data()}, nullptr));
+      FUSE_ASSERT_OK(backward->synchronize(nullptr));
+      std::vector<float> got = downloadValues(z, kN, DType::F32);
+      for (int i = 0; i < kN; ++i)
+        ASSERT_EQ(got[i], host[i] + 2.0f) << "z[" << i << "]";
+    }
+  EXPECT_EQ(backward->cachedGraphs(), 2u) << "one graph per arena address";
+}
+
 // 2^50 bytes, as fuse::humanBytes writes it in binary units.
 TEST(ExecutorGpu, OutOfMemorySaysHowMuch) {
   FUSE_REQUIRE_GPU();

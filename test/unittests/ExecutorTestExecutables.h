@@ -15,6 +15,8 @@
 #include "fuse/Runtime/Executable.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fuse::runtime::testing {
 
@@ -80,6 +82,61 @@ inline Executable makeStepExecutable() {
                {Step::Kind::Fill, 0, "zero: w", 0, 0},
                {Step::Kind::Launch, 2, "smem", 0, 0}};
   return exe;
+}
+
+/// Where the arena-value executables keep `saved` in their arena.
+constexpr int64_t kSavedArenaOffset = 256;
+
+/// A forward and its backward through the arena (fuse.arena_offset):
+/// forward x -> y = 2x, and saved = x + 1 left in the arena; backward
+/// (saved found in the arena) -> z = saved + 1 = x + 2.
+inline std::pair<Executable, Executable> makeArenaValueExecutables() {
+  constexpr int kN = kStepElements;
+  auto kernels = [] {
+    return std::vector<Kernel>{
+        {"scale2",
+         "extern \"C\" __global__ void scale2(const float *x, float *y) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < 1000) y[i] = 2.0f * x[i];\n}\n",
+         {}},
+        {"plus1",
+         "extern \"C\" __global__ void plus1(const float *x, float *t) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < 1000) t[i] = x[i] + 1.0f;\n}\n",
+         {}}};
+  };
+  Executable forward;
+  forward.entry = "saves";
+  forward.arch = "sm_90a";
+  forward.inputs = {{"x", DType::F32, {kN}}};
+  forward.outputs = {{"y", DType::F32, {kN}}, {"saved", DType::F32, {kN}}};
+  forward.outputs[1].arenaOffset = kSavedArenaOffset;
+  forward.arenaBytes = 8192;
+  forward.kernels = kernels();
+  KernelLaunch scale{0, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
+                     argsOf(forward, {BufferRef::input(0), BufferRef::output(0)})};
+  KernelLaunch save{1, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
+                    argsOf(forward, {BufferRef::input(0),
+                                     BufferRef::arena(kSavedArenaOffset)})};
+  save.args[1].written = true;
+  forward.launches = {scale, save};
+  forward.steps = {{Step::Kind::Launch, 0, "loop: mul", 0, 0},
+                   {Step::Kind::Launch, 1, "loop: add", 0, 0}};
+
+  Executable backward;
+  backward.entry = "reads_saved";
+  backward.arch = "sm_90a";
+  backward.inputs = {{"saved", DType::F32, {kN}}};
+  backward.inputs[0].arenaOffset = kSavedArenaOffset;
+  backward.outputs = {{"z", DType::F32, {kN}}};
+  backward.arenaBytes = 8192;
+  backward.kernels = kernels();
+  KernelLaunch use{1, {(kN + 255) / 256, 1, 1}, {256, 1, 1}, 0,
+                   argsOf(backward, {BufferRef::arena(kSavedArenaOffset),
+                                     BufferRef::output(0)})};
+  backward.launches = {use};
+  backward.steps = {{Step::Kind::Launch, 0, "loop: add", 0, 0}};
+  return {forward, backward};
 }
 
 /// x, flag (i32) -> y = 2x, saw_flag: the second kernel spins until `flag`

@@ -32,7 +32,7 @@ TEST(FormatPlan, HeaderListsSignatureMemoryAndConstants) {
   std::string plan = formatPlan(makeRichExecutable());
   EXPECT_THAT(plan, HasSubstr("executable @train_step for sm_90a\n"));
   EXPECT_THAT(plan,
-              HasSubstr("  inputs: 0 x: 4x8xbf16, 1 ids: 4xi64, 2 mask: 4x4xi1\n"));
+              HasSubstr("  inputs: 0 x: 4x8xbf16, 1 ids: 4xi64, 2 mask: 4x4xi1 (in the arena at byte 512)\n"));
   EXPECT_THAT(plan, HasSubstr("  outputs: 0 y: 4x16xf32, 1 loss: f32\n"));
   EXPECT_THAT(plan, HasSubstr("  arena: 8192 bytes (8.00 KiB), workspace: "
                               "4096 bytes (4.00 KiB)\n"));

@@ -24,6 +24,8 @@ inline Executable makeRichExecutable() {
   exe.inputs = {{"x", DType::BF16, {4, 8}}, {"ids", DType::I64, {4}},
                 {"mask", DType::I1, {4, 4}}};
   exe.outputs = {{"y", DType::F32, {4, 16}}, {"loss", DType::F32, {}}};
+  // A value the caller leaves in the arena (a backward's saved input).
+  exe.inputs[2].arenaOffset = 512;
   ConstantData table;
   table.spec = {"table", DType::F16, {3}};
   table.bytes = {1, 2, 3, 4, 5, 6};
@@ -171,6 +173,7 @@ inline void expectSpecEq(const TensorSpec &a, const TensorSpec &b,
   EXPECT_EQ(a.name, b.name) << where;
   EXPECT_EQ(a.dtype, b.dtype) << where;
   EXPECT_EQ(a.shape, b.shape) << where;
+  EXPECT_EQ(a.arenaOffset, b.arenaOffset) << where;
 }
 
 inline void expectGemmEq(const GemmStep &a, const GemmStep &b,

@@ -33,6 +33,10 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// For an input or output the caller leaves or finds in the arena
+  /// (`fuse.arena_offset`): its byte offset there, and the run's pointer
+  /// for it is not used; -1 for one in memory of its own.
+  int64_t arenaOffset = -1;
 
   int64_t numElements() const;
   int64_t bytes() const;

@@ -90,6 +90,11 @@ public:
   /// names the step an asynchronous error came from.
   Status run(const std::vector<void *> &inputs,
              const std::vector<void *> &outputs, void *stream);
+  /// With ExecutorOptions::arenaPerRun: the device memory (`bytes`, at
+  /// least Executable::arenaBytes) that the next runs use as their arena;
+  /// inputs and outputs with an arena offset are read and left there. A
+  /// CUDA graph is captured per arena address, as per input/output pointer.
+  Status setArena(void *arena, int64_t bytes);
   /// Waits for `stream`.
   Status synchronize(void *stream);
   /// Median step time in milliseconds over `iterations` runs after

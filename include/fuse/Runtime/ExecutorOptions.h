@@ -36,6 +36,11 @@ struct ExecutorOptions {
   /// given the same ScratchMemory (ScratchMemory.h), whose runs must never
   /// overlap with its own.
   std::shared_ptr<ScratchMemory> scratch;
+  /// The arena is the caller's, set before runs (Executor::setArena): none
+  /// is allocated or reserved. Required by an executable that finds inputs
+  /// or leaves outputs in its arena (TensorSpec::arenaOffset): a backward
+  /// then runs in the memory its forward left its saved values in.
+  bool arenaPerRun = false;
 };
 
 /// How Executor::create got its kernels.

@@ -36,11 +36,15 @@ __all__ = ["RNG_INPUTS", "export", "bind", "GraphRandomness"]
 RNG_INPUTS = ("rng.seed", "rng.offset")
 
 
-def export(traced, arg_names, name):
+def export(traced, arg_names, name, arena_offsets=None, results_in_arena=()):
     """(text, counters): `traced` in the fuse dialect, as
     `export_graph(traced, retrace=False, arg_names=..., name=...)` writes it,
-    and the number of Philox counters its random ops draw."""
-    converter = Converter(traced, name, [ArgSpec(n) for n in arg_names])
+    and the number of Philox counters its random ops draw.
+    `arena_offsets` {argument name: byte offset} and `results_in_arena`
+    (result indices): values found and left in the graph's arena."""
+    offsets = arena_offsets or {}
+    converter = Converter(traced, name, [ArgSpec(n, arena_offset=offsets.get(n)) for n in arg_names],
+                          results_in_arena=results_in_arena)
     text = converter.run().render()
     counters = int(converter._rng_counter)
     return text, counters

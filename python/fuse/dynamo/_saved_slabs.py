@@ -39,22 +39,33 @@ ALIGNMENT = 256
 
 class Layout:
     """Where the saved values of one forward specialization lie in its
-    slabs. Built from [(Fuse output index, bytes, names of the saved values
-    it holds)] (a value saved under several names, or as reshapes of one
-    result, is stored once): `output_offsets` {output index: byte offset},
-    `offsets` {value name: byte offset}, `nbytes` the slab's size."""
+    slabs. Built from [(Fuse output index, byte offset, names of the saved
+    values it holds)] (a value saved under several names, or as reshapes of
+    one result, is stored once) and the slab's size: `output_offsets`
+    {output index: byte offset}, `offsets` {value name: byte offset},
+    `nbytes`. The slab is the forward's arena, and the offsets are where its
+    memory plan left the values (`fuse.in_arena`); the backward runs in it
+    too, so `nbytes` grows to the larger of the two arenas."""
 
-    def __init__(self, values):
+    def __init__(self, values, nbytes):
         # Saved values stored as their base (_saved_views.py): name -> the
         # view ops the backward replays, and the base's (shape, dtype).
         self.chains, self.bases = {}, {}
-        self.output_offsets, self.offsets, total = {}, {}, 0
-        for output, nbytes, names in values:
-            self.output_offsets[output] = total
+        self.output_offsets, self.offsets = {}, {}
+        for output, offset, names in values:
+            self.output_offsets[output] = int(offset)
             for name in names:
-                self.offsets[name] = total
+                self.offsets[name] = int(offset)
+        self.nbytes = max(-(-int(nbytes) // ALIGNMENT) * ALIGNMENT, ALIGNMENT)
+
+    @classmethod
+    def packed(cls, values):
+        """A layout of [(output, bytes, names)] one after the other."""
+        placed, total = [], 0
+        for output, nbytes, names in values:
+            placed.append((output, total, names))
             total += -(-int(nbytes) // ALIGNMENT) * ALIGNMENT
-        self.nbytes = max(total, ALIGNMENT)
+        return cls(placed, total)
 
 
 class SavedValues:
@@ -116,6 +127,9 @@ class SlabPool:
         if self.retired:
             self.retired = [(slab, (key, baseline)) for slab, (key, baseline) in self.retired
                             if _use_count is not None and _use_count(key) != baseline]
+        # Slabs made before the layout grew (a backward's arena larger than
+        # its forward's) are let go.
+        self.free = [entry for entry in self.free if entry[0].numel() >= self.layout.nbytes]
         for slab, (key, baseline) in self.free:
             if _use_count is not None and _use_count(key) == baseline:
                 return slab

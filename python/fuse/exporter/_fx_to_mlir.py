@@ -57,20 +57,26 @@ def _map(obj, fn):
 class ArgSpec:
     """How a graph input becomes a function argument."""
 
-    def __init__(self, name, index_bound=None, donated=False):
+    def __init__(self, name, index_bound=None, donated=False, arena_offset=None):
         self.name = name
         self.index_bound = index_bound
         # The caller hands the argument's memory over: the memory plan may
         # write a result (an optimizer's update of this very tensor) in it.
         self.donated = donated
+        # The caller leaves the value in the graph's arena at this byte
+        # offset (a backward's saved value, where its forward left it).
+        self.arena_offset = arena_offset
 
 
 class Converter:
-    def __init__(self, graph_module, func_name, arg_specs, result_names=None):
+    def __init__(self, graph_module, func_name, arg_specs, result_names=None, results_in_arena=()):
         self.gm = graph_module
         self.fb = FunctionBuilder(func_name)
         self.arg_specs = list(arg_specs)
         self.result_names = result_names
+        # Result indices (among the non-None outputs) the graph leaves in
+        # its arena for a later graph (a forward's saved values).
+        self.results_in_arena = frozenset(results_in_arena)
         self.env = {}
         self.node = None
         self.loc = None
@@ -156,6 +162,8 @@ class Converter:
             attributes["fuse.index_bound"] = f"{int(spec.index_bound)} : i64"
         if spec.donated:
             attributes["fuse.donated"] = "unit"
+        if spec.arena_offset is not None:
+            attributes["fuse.arena_offset"] = f"{int(spec.arena_offset)} : i64"
         return self.fb.add_argument(spec.name, type_, attributes)
 
     def _get_attr(self, node):
@@ -264,7 +272,12 @@ class Converter:
             if not isinstance(value, Value):
                 self._problem(f"output '{name}' is not a tensor ({type(value).__name__})")
                 continue
-            self.fb.results.append((value, {"fuse.name": string_literal(name)}))
+            attributes = {"fuse.name": string_literal(name)}
+            # Only a value the graph computes can be left in its arena.
+            computed = all(value is not v for v, _ in self.fb.arguments)
+            if index in self.results_in_arena and computed:
+                attributes["fuse.in_arena"] = "unit"
+            self.fb.results.append((value, attributes))
 
     def _lookup(self, x):
         if isinstance(x, torch.fx.Node):

@@ -27,7 +27,7 @@ import threading
 from ..errors import FuseError
 
 #: The interface version these bindings were written against.
-API_VERSION = "fuse-c/2"
+API_VERSION = "fuse-c/3"
 LIBRARY_NAME = "libFuseC.so"
 
 # python/fuse (this file is in its runtime/ subpackage).
@@ -42,7 +42,7 @@ class CompileOptions(ctypes.Structure):
 class SessionOptions(ctypes.Structure):
     _fields_ = [("cache_dir", ctypes.c_char_p), ("use_cache", ctypes.c_int),
                 ("use_cuda_graph", ctypes.c_int), ("progress", ctypes.c_int),
-                ("scratch", ctypes.c_void_p)]
+                ("scratch", ctypes.c_void_p), ("arena_per_run", ctypes.c_int)]
 
 
 class ProfileOptions(ctypes.Structure):
@@ -77,6 +77,7 @@ _PROTOTYPES = {
     "fuseRun": (ctypes.c_int, [ctypes.c_void_p, _c_void_pp, ctypes.c_size_t, _c_void_pp,
                                ctypes.c_size_t, ctypes.c_void_p]),
     "fuseSynchronize": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "fuseSessionSetArena": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]),
     "fuseSessionSetSignals": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t]),
     "fuseSessionWaitSignal": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
     "fuseDefaultProfileOptions": (None, [ctypes.POINTER(ProfileOptions)]),
@@ -313,7 +314,7 @@ class Session(_Handle):
 
     @classmethod
     def create(cls, executable, *, cache_dir=None, use_cache=True, use_cuda_graph=True, progress=True,
-               scratch=None):
+               scratch=None, arena_per_run=False):
         lib = library()
         options = SessionOptions()
         lib.fuseDefaultSessionOptions(ctypes.byref(options))
@@ -322,6 +323,7 @@ class Session(_Handle):
         options.use_cuda_graph = int(bool(use_cuda_graph))
         options.progress = int(bool(progress))
         options.scratch = scratch.handle if scratch is not None else None
+        options.arena_per_run = int(bool(arena_per_run))
         handle = lib.fuseCreateSession(executable.handle, ctypes.byref(options))
         if not handle:
             raise _failure("fuseCreateSession")
@@ -346,6 +348,12 @@ class Session(_Handle):
         if self._lib.fuseRun(self.handle, addresses.inputs, addresses.n_inputs, addresses.outputs,
                              addresses.n_outputs, stream or None) != 0:
             raise _failure("fuseRun")
+
+    def set_arena(self, address, nbytes):
+        """With arena_per_run: the device memory (an address, `nbytes`)
+        that the next runs use as their arena."""
+        if self._lib.fuseSessionSetArena(self.handle, address or None, int(nbytes)) != 0:
+            raise _failure("fuseSessionSetArena")
 
     def set_signals(self, after_steps):
         """From the next run on, signal i is recorded after step

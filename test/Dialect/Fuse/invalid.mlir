@@ -1664,7 +1664,7 @@ func.func @name_not_a_string(%wte: tensor<128x64xf32> {fuse.name = "transformer.
 
 // -----
 
-// expected-error @+1 {{unknown fuse argument attribute 'fuse.nmae' on argument #0 (known: 'fuse.name', 'fuse.index_bound', 'fuse.donated')}}
+// expected-error @+1 {{unknown fuse argument attribute 'fuse.nmae' on argument #0 (known: 'fuse.name', 'fuse.index_bound', 'fuse.donated', 'fuse.arena_offset')}}
 func.func @unknown_argument_attribute(%wte: tensor<128x64xf32> {fuse.nmae = "transformer.wte.weight"}) {
   return
 }
@@ -1706,7 +1706,7 @@ func.func @argument_names_repeat(%a: tensor<4xf32> {fuse.name = "h"}, %b: tensor
 
 // -----
 
-// expected-error @+1 {{unknown fuse result attribute 'fuse.nmae' on result #0 (known: 'fuse.name')}}
+// expected-error @+1 {{unknown fuse result attribute 'fuse.nmae' on result #0 (known: 'fuse.name', 'fuse.arena_offset', 'fuse.in_arena')}}
 func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.nmae = "y"}) {
   return %x : tensor<4xf32>
 }
@@ -1714,7 +1714,7 @@ func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.n
 // -----
 
 // fuse.index_bound belongs on arguments only.
-// expected-error @+1 {{unknown fuse result attribute 'fuse.index_bound' on result #1 (known: 'fuse.name')}}
+// expected-error @+1 {{unknown fuse result attribute 'fuse.index_bound' on result #1 (known: 'fuse.name', 'fuse.arena_offset', 'fuse.in_arena')}}
 func.func @index_bound_on_result(%x: tensor<4xi64>) -> (tensor<4xi64> {fuse.name = "ids"}, tensor<4xi64> {fuse.index_bound = 8 : i64}) {
   return %x, %x : tensor<4xi64>, tensor<4xi64>
 }

@@ -156,8 +156,23 @@ static LogicalResult verifyName(Operation *op, StringRef what, unsigned index,
   return success();
 }
 
-// `fuse.*` attributes on function arguments: `fuse.name`, `fuse.index_bound`
-// and `fuse.donated`. Any other `fuse.` name is a typo that would otherwise be
+/// `fuse.arena_offset` on argument or result #`index`: a non-negative i64
+/// multiple of the arena's alignment.
+static LogicalResult verifyArenaOffset(Operation *op, StringRef what,
+                                       unsigned index, Attribute value) {
+  auto offset = llvm::dyn_cast<IntegerAttr>(value);
+  if (!offset || !offset.getType().isInteger(64) ||
+      offset.getValue().isNegative() ||
+      offset.getInt() % ::fuse::kArenaAlignment != 0)
+    return op->emitError() << "'" << FuseDialect::kArenaOffsetAttr << "' on "
+                           << what << " #" << index
+                           << " must be a non-negative i64 multiple of "
+                           << ::fuse::kArenaAlignment << ", got " << value;
+  return success();
+}
+
+// `fuse.*` attributes on function arguments: `fuse.name`, `fuse.index_bound`,
+// `fuse.donated` and `fuse.arena_offset`. Any other `fuse.` name is a typo that would otherwise be
 // carried silently.
 LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
@@ -187,23 +202,37 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
                              << attribute.getValue();
     return success();
   }
+  if (attribute.getName() == kArenaOffsetAttr)
+    return verifyArenaOffset(op, "argument", argIndex, attribute.getValue());
   return op->emitError() << "unknown fuse argument attribute '"
                          << attribute.getName().getValue() << "' on argument #"
                          << argIndex << " (known: '" << kNameAttr << "', '"
-                         << kIndexBoundAttr << "', '" << kDonatedAttr << "')";
+                         << kIndexBoundAttr << "', '" << kDonatedAttr << "', '"
+                         << kArenaOffsetAttr << "')";
 }
 
-// `fuse.name` on function results: the name of a graph output. Any other
-// `fuse.` name there is a typo or a misplaced argument attribute.
+// On function results: `fuse.name`, the name of a graph output, and where a
+// result is left in the arena (`fuse.arena_offset`, `fuse.in_arena`). Any
+// other `fuse.` name there is a typo or a misplaced argument attribute.
 LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned resultIndex,
                                                        NamedAttribute attribute) {
   if (attribute.getName() == kNameAttr)
     return verifyName(op, "result", resultIndex, attribute.getValue());
+  if (attribute.getName() == kArenaOffsetAttr)
+    return verifyArenaOffset(op, "result", resultIndex, attribute.getValue());
+  if (attribute.getName() == kInArenaAttr) {
+    if (!llvm::isa<UnitAttr>(attribute.getValue()))
+      return op->emitError() << "'" << kInArenaAttr << "' on result #"
+                             << resultIndex << " takes no value, got "
+                             << attribute.getValue();
+    return success();
+  }
   return op->emitError() << "unknown fuse result attribute '"
                          << attribute.getName().getValue() << "' on result #"
-                         << resultIndex << " (known: '" << kNameAttr << "')";
+                         << resultIndex << " (known: '" << kNameAttr << "', '"
+                         << kArenaOffsetAttr << "', '" << kInArenaAttr << "')";
 }
 
 /// `fuse.buffers` on `op`: an op directly in a function body, one

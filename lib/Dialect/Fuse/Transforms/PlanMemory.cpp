@@ -115,9 +115,21 @@ public:
         returned(live.buffers.size(), false),
         argumentOf(live.buffers.size(), -1),
         inPlaceOf(live.buffers.size(), -1),
-        takenOver(live.buffers.size(), false) {
-    for (BlockArgument argument : block.getArguments())
-      argumentOf[live.bufferOf.lookup(argument)] = argument.getArgNumber();
+        takenOver(live.buffers.size(), false),
+        inArena(live.buffers.size(), false),
+        fixedOffset(live.buffers.size(), -1) {
+    for (BlockArgument argument : block.getArguments()) {
+      unsigned buffer = live.bufferOf.lookup(argument);
+      // An argument left in the arena by the caller is an arena buffer
+      // from the start, at its offset, until its last read.
+      if (auto offset = func.getArgAttrOfType<IntegerAttr>(
+              argument.getArgNumber(), FuseDialect::kArenaOffsetAttr)) {
+        inArena[buffer] = true;
+        fixedOffset[buffer] = offset.getInt();
+        continue;
+      }
+      argumentOf[buffer] = argument.getArgNumber();
+    }
     for (auto [index, value] : llvm::enumerate(block.getTerminator()->getOperands()))
       if (auto buffer = live.bufferOf.find(value);
           buffer != live.bufferOf.end()) {
@@ -130,7 +142,55 @@ public:
       }
   }
 
+  /// Results the function leaves in the arena (`fuse.in_arena`,
+  /// `fuse.arena_offset`): arena buffers live until the end, at the given
+  /// offset if one is. Fails on one that is not a buffer the function
+  /// computes, or that the function also returns in the caller's memory.
+  LogicalResult keepResultsInArena() {
+    Operation *terminator = func.getBody().front().getTerminator();
+    llvm::DenseMap<unsigned, bool> kept; // buffer -> left in the arena
+    for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+      auto offset = func.getResultAttrOfType<IntegerAttr>(
+          index, FuseDialect::kArenaOffsetAttr);
+      bool wanted = offset || func.getResultAttr(index, FuseDialect::kInArenaAttr);
+      auto buffer = live.bufferOf.find(value);
+      bool computed = buffer != live.bufferOf.end() &&
+                      argumentOf[buffer->second] < 0 &&
+                      !isa<BlockArgument>(live.buffers[buffer->second].value);
+      if (wanted && !computed)
+        return func.emitError()
+               << "fuse-plan-memory: result #" << index << " of @"
+               << func.getSymName()
+               << " is to be left in the arena, but it is not a value the "
+                  "function computes (an argument or a constant)";
+      if (buffer == live.bufferOf.end())
+        continue;
+      auto [previous, inserted] = kept.try_emplace(buffer->second, wanted);
+      if (!inserted && previous->second != wanted)
+        return func.emitError()
+               << "fuse-plan-memory: result #" << index << " of @"
+               << func.getSymName()
+               << " returns a value that another result returns too, one in "
+                  "the arena and the other in the caller's memory";
+      if (!wanted)
+        continue;
+      inArena[buffer->second] = true;
+      if (offset) {
+        int64_t &fixed = fixedOffset[buffer->second];
+        if (fixed >= 0 && fixed != offset.getInt())
+          return func.emitError()
+                 << "fuse-plan-memory: result #" << index << " of @"
+                 << func.getSymName() << " is at arena offset "
+                 << offset.getInt() << " and at " << fixed;
+        fixed = offset.getInt();
+      }
+    }
+    return success();
+  }
+
   FailureOr<FunctionPlan> plan(const ::fuse::PackingStrategy &strategy) {
+    if (failed(keepResultsInArena()))
+      return failure();
     for (auto [position, op] : llvm::enumerate(live.ops))
       if (mayWriteInPlace(op))
         pairInPlace(op, position);
@@ -140,12 +200,15 @@ public:
     std::vector<::fuse::BufferInterval> intervals;
     SmallVector<int64_t> intervalOf(live.buffers.size(), -1);
     for (auto [index, buffer] : llvm::enumerate(live.buffers)) {
-      if (argumentOf[index] >= 0 || buffer.external)
+      if (argumentOf[index] >= 0 || isExternal(index))
         continue;
       intervalOf[index] = intervals.size();
       int64_t reuses = inPlaceOf[index] >= 0 ? intervalOf[inPlaceOf[index]]
                                              : -1;
-      intervals.push_back({buffer.bytes, buffer.start, buffer.end, reuses});
+      ::fuse::BufferInterval interval{buffer.bytes, buffer.start, buffer.end,
+                                      reuses};
+      interval.fixedOffset = fixedOffset[index];
+      intervals.push_back(interval);
     }
     ::fuse::ArenaPlan packed = ::fuse::packArena(intervals, strategy);
     if (!packed.error.empty())
@@ -207,14 +270,19 @@ private:
     if (takenOver[source] || source == target || from.end != position ||
         !sameLayout(input, result) || returned[source])
       return false;
-    // The caller's memory: an argument only if donated; a returned value
-    // never. An arena input can only pass to an arena result.
+    // The caller's memory: an argument only if donated, and never under a
+    // result left in the arena; a returned value never. An arena input can
+    // only pass to an arena result, and a chain has one offset.
     if (argumentOf[source] >= 0) {
-      if (!func.getArgAttr(argumentOf[source], FuseDialect::kDonatedAttr))
+      if (!func.getArgAttr(argumentOf[source], FuseDialect::kDonatedAttr) ||
+          inArena[target])
         return false;
-    } else if (from.external || live.buffers[target].external) {
+    } else if (isExternal(source) || isExternal(target)) {
       return false;
     }
+    if (fixedOffset[source] >= 0 && fixedOffset[target] >= 0 &&
+        fixedOffset[source] != fixedOffset[target])
+      return false;
     auto fusion = dyn_cast<FusionOp>(op);
     if (!fusion)
       return true;
@@ -229,6 +297,12 @@ private:
         return false;
     }
     return true;
+  }
+
+  /// Whether buffer `index` is the caller's memory: an argument or a
+  /// returned value, unless it is in the arena.
+  bool isExternal(unsigned index) const {
+    return live.buffers[index].external && !inArena[index];
   }
 
   /// The `fuse.name` of argument `index` ("" for none or -1).
@@ -251,7 +325,30 @@ private:
   /// The buffer each one takes over in place, or -1.
   SmallVector<int64_t> inPlaceOf;
   SmallVector<bool> takenOver;
+  /// Buffers in the arena although an argument or a result refers to them
+  /// (fuse.arena_offset, fuse.in_arena), and their fixed offsets (or -1).
+  SmallVector<bool> inArena;
+  SmallVector<int64_t> fixedOffset;
 };
+
+/// Records on each result left in the arena the offset the plan gave it
+/// (`fuse.arena_offset`, replacing `fuse.in_arena`).
+void recordResultOffsets(func::FuncOp func, const BlockLiveness &live,
+                         const FunctionPlan &plan) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  MLIRContext *context = func.getContext();
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    if (!func.getResultAttr(index, FuseDialect::kInArenaAttr) &&
+        !func.getResultAttr(index, FuseDialect::kArenaOffsetAttr))
+      continue;
+    std::optional<int64_t> offset =
+        plan.placements[live.bufferOf.lookup(value)].getOffset();
+    assert(offset && "a result left in the arena was planned elsewhere");
+    func.removeResultAttr(index, StringAttr::get(context, FuseDialect::kInArenaAttr));
+    func.setResultAttr(index, FuseDialect::kArenaOffsetAttr,
+                       IntegerAttr::get(IntegerType::get(context, 64), *offset));
+  }
+}
 
 IntegerAttr bytesAttr(MLIRContext *context, int64_t bytes) {
   return IntegerAttr::get(IntegerType::get(context, 64), bytes);
@@ -301,6 +398,7 @@ struct PlanMemoryPass
       if (failed(plan))
         return signalPassFailure();
       annotate(planner.liveness(), *plan);
+      recordResultOffsets(func, planner.liveness(), *plan);
       setArenaAttrs(func.getOperation(), plan->arenaSize, plan->lowerBound);
       moduleArena = std::max(moduleArena, plan->arenaSize);
       moduleBound = std::max(moduleBound, plan->lowerBound);

@@ -43,6 +43,15 @@ def Fuse_Dialect : Dialect {
     on an argument gives its memory to the function: the caller does not
     read it afterwards, so memory planning may write a result over it in
     place (an optimizer's updated parameter over the parameter).
+    `fuse.arena_offset = N` (i64, a multiple of 256) on an argument says the
+    caller leaves its value in the function's arena at byte N instead of in
+    memory of its own: a backward reads what its forward saved where the
+    forward left it, and memory planning may reuse those bytes once they are
+    read for the last time. On a result it says where the function leaves
+    that result in the arena. `fuse.in_arena` (a unit attribute) on a result
+    asks memory planning to choose that offset; the plan records it as
+    `fuse.arena_offset`. A function with either runs in an arena its caller
+    gives each run.
 
     Memory planning (`fuse-plan-memory`) records its plan as attributes:
     `fuse.buffers`, an array of `#fuse.buffer` with one entry per result, on
@@ -79,6 +88,14 @@ def Fuse_Dialect : Dialect {
     /// Argument attribute (unit): the caller gives the argument's memory
     /// away; a result may be planned over it in place.
     static constexpr ::llvm::StringLiteral kDonatedAttr = "fuse.donated";
+    /// Argument and result attribute (i64 bytes): the value is in the
+    /// arena at this offset when the function starts (argument) or ends
+    /// (result).
+    static constexpr ::llvm::StringLiteral kArenaOffsetAttr =
+        "fuse.arena_offset";
+    /// Result attribute (unit): leave the result in the arena, at an offset
+    /// memory planning chooses (and records as kArenaOffsetAttr).
+    static constexpr ::llvm::StringLiteral kInArenaAttr = "fuse.in_arena";
     /// Operation attribute: one #fuse.buffer per result (memory planning).
     static constexpr ::llvm::StringLiteral kBuffersAttr = "fuse.buffers";
     /// Function and module attributes (i64 bytes): the planned arena's size
