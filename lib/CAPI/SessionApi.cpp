@@ -34,7 +34,8 @@ template <typename Fill> std::string jsonObject(Fill fill) {
   return text;
 }
 
-/// The pointers of one side of the signature, or why they cannot be bound.
+/// The pointers of one side of the signature, or why they cannot be bound
+/// (a value found or left in the arena needs none).
 rt::StatusOr<std::vector<void *>>
 bindPointers(void *const *pointers, size_t count,
              const std::vector<rt::TensorSpec> &specs, const char *side) {
@@ -46,7 +47,7 @@ bindPointers(void *const *pointers, size_t count,
     return rt::Status::failure(std::string("the ") + side + " pointer array is NULL");
   std::vector<void *> bound(pointers, pointers + count);
   for (size_t i = 0; i < count; ++i)
-    if (!bound[i] && specs[i].bytes() > 0)
+    if (!bound[i] && specs[i].bytes() > 0 && specs[i].arenaOffset < 0)
       return rt::Status::failure(std::string(side) + " '" + specs[i].name +
                                  "' (#" + std::to_string(i) + ") is NULL");
   return bound;
