@@ -2,17 +2,10 @@
 // attributes, are errors that name the result or argument.
 // RUN: fuse-opt %s -split-input-file -fuse-plan-memory -verify-diagnostics -o /dev/null
 
-// expected-error @+1 {{fuse-plan-memory: result #0 of @argument_in_arena is to be left in the arena, but it is not a value the function computes (an argument or a constant)}}
-func.func @argument_in_arena(%x: tensor<16x16xf32>) -> (tensor<16x16xf32> {fuse.in_arena}) {
+// An offset demanded for an argument returned as it is.
+// expected-error @+1 {{fuse-plan-memory: result #0 of @argument_at_offset is to be left at arena offset 0, but it is not a value the function computes (an argument or a constant)}}
+func.func @argument_at_offset(%x: tensor<16x16xf32>) -> (tensor<16x16xf32> {fuse.arena_offset = 0 : i64}) {
   return %x : tensor<16x16xf32>
-}
-
-// -----
-
-// expected-error @+1 {{fuse-plan-memory: result #1 of @twice returns a value that another result returns too, one in the arena and the other in the caller's memory}}
-func.func @twice(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32> {fuse.in_arena}) {
-  %a = fuse.exp %x : tensor<16x16xf32>
-  return %a, %a : tensor<16x16xf32>, tensor<16x16xf32>
 }
 
 // -----

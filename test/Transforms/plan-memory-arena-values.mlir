@@ -63,3 +63,32 @@ func.func @fixed_result(%x: tensor<16x16xf32>) -> (tensor<16x16xf32> {fuse.arena
   %a = fuse.exp %x : tensor<16x16xf32>
   return %a : tensor<16x16xf32>
 }
+
+// -----
+
+// One saved base passed twice (the views of a QKV projection): the two
+// arguments at one offset are one block, live until the last read of
+// either, and never written over in place.
+// CHECK-LABEL: func.func @one_value_twice
+// CHECK-SAME: fuse.arena_size = 2048 : i64
+// CHECK-NEXT: fuse.exp {{.*}}[#fuse.buffer<offset = 1024, size = 1024, live = [0, 1]>]
+// CHECK-NEXT: fuse.add {{.*}}[#fuse.buffer<external, size = 1024, live = [1, 1]>]
+func.func @one_value_twice(%q: tensor<16x16xf32> {fuse.arena_offset = 0 : i64},
+                           %k: tensor<16x16xf32> {fuse.arena_offset = 0 : i64}) -> tensor<16x16xf32> {
+  %e = fuse.exp %q : tensor<16x16xf32>
+  %a = fuse.add %e, %k : tensor<16x16xf32>
+  return %a : tensor<16x16xf32>
+}
+
+// -----
+
+// Where the plan may choose: an argument returned stays the caller's (no
+// offset is recorded), and a value also returned without the attribute is
+// in the arena for the one and copied out for the other.
+// CHECK-LABEL: func.func @choices
+// CHECK-SAME: -> (tensor<16x16xf32>, tensor<16x16xf32> {fuse.arena_offset = 0 : i64}, tensor<16x16xf32>)
+// CHECK-NEXT: fuse.exp {{.*}}[#fuse.buffer<offset = 0, size = 1024, live = [0, 0]>]
+func.func @choices(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32> {fuse.in_arena}, tensor<16x16xf32> {fuse.in_arena}) {
+  %a = fuse.exp %x : tensor<16x16xf32>
+  return %a, %a, %x : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
+}

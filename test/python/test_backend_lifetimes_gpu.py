@@ -114,9 +114,11 @@ def test_the_forward_under_no_grad_matches_eager(cache):
             assert relative_error(compiled(idx, targets), expected) <= TOLERANCE[None]
 
 
-def test_the_graphs_share_one_arena_and_workspace(cache):
-    # The forward and backward hold no arena of their own: they run in turn
-    # in the backend's scratch memory, as large as the largest of them.
+def test_the_graphs_share_their_workspaces_and_train_in_the_slab(cache):
+    # The forward and backward hold no arena or workspace of their own: the
+    # workspaces are the backend's scratch memory, and the arena of each is
+    # the forward call's slab (the forward leaves its saved values there,
+    # the backward runs over them), given per run.
     model, batches = _model_and_batches(1)
     expected_model, _ = _model_and_batches(0)
     with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -127,13 +129,19 @@ def test_the_graphs_share_one_arena_and_workspace(cache):
     _assert_grads(model, _grads(expected_model), "bf16")
     graphs = [g for g in list(backend._COMPILED) if g.session_report is not None]
     assert len(graphs) >= 2
+    assert sum(g.arena_per_run for g in graphs) >= 2  # the forward and its backward
     from fuse.runtime import _capi
     for graph in graphs:
-        # What each holds itself: all but its arena and workspaces, which
-        # the same executable loaded on its own allocates.
+        # What each holds itself: all but its workspaces (and its arena,
+        # unless given per run), which the same executable loaded on its
+        # own allocates.
         signature = graph.signature
-        with _capi.Session.create(graph.executable, cache_dir=cache) as alone:
+        with _capi.Session.create(graph.executable, cache_dir=cache, arena_per_run=graph.arena_per_run) as alone:
             apart = alone.compile_report()["device_bytes"]
-        shared = signature["arena_bytes"] + signature["workspace_bytes"] + (32 << 20 if signature["gemms"] else 0)
+        own_arena = 0 if graph.arena_per_run else signature["arena_bytes"]
+        shared = own_arena + signature["workspace_bytes"] + (32 << 20 if signature["gemms"] else 0)
         assert apart - graph.session_report["device_bytes"] == shared, graph.name
-    assert backend.scratch_bytes() >= max(g.signature["arena_bytes"] for g in graphs)
+    assert backend.scratch_bytes() >= max((g.signature["arena_bytes"] for g in graphs if not g.arena_per_run),
+                                          default=0)
+    # The slab is as large as the larger arena of the two.
+    assert backend.saved_bytes() >= max(g.signature["arena_bytes"] for g in graphs if g.arena_per_run)

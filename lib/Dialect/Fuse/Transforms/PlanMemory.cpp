@@ -117,15 +117,25 @@ public:
         inPlaceOf(live.buffers.size(), -1),
         takenOver(live.buffers.size(), false),
         inArena(live.buffers.size(), false),
-        fixedOffset(live.buffers.size(), -1) {
+        fixedOffset(live.buffers.size(), -1),
+        aliasOf(live.buffers.size(), -1),
+        aliased(live.buffers.size(), false) {
+    llvm::DenseMap<int64_t, unsigned> pinnedAt; // offset -> first argument's buffer
     for (BlockArgument argument : block.getArguments()) {
       unsigned buffer = live.bufferOf.lookup(argument);
       // An argument left in the arena by the caller is an arena buffer
-      // from the start, at its offset, until its last read.
+      // from the start, at its offset, until its last read. Arguments at
+      // one offset are one value passed several times (views of one saved
+      // base): one block, read-only, live until the last read of any.
       if (auto offset = func.getArgAttrOfType<IntegerAttr>(
               argument.getArgNumber(), FuseDialect::kArenaOffsetAttr)) {
         inArena[buffer] = true;
         fixedOffset[buffer] = offset.getInt();
+        auto [first, inserted] = pinnedAt.try_emplace(offset.getInt(), buffer);
+        if (!inserted) {
+          aliasOf[buffer] = first->second;
+          aliased[first->second] = true;
+        }
         continue;
       }
       argumentOf[buffer] = argument.getArgNumber();
@@ -144,36 +154,31 @@ public:
 
   /// Results the function leaves in the arena (`fuse.in_arena`,
   /// `fuse.arena_offset`): arena buffers live until the end, at the given
-  /// offset if one is. Fails on one that is not a buffer the function
-  /// computes, or that the function also returns in the caller's memory.
+  /// offset if one is. A value returned again without either is copied out
+  /// of the arena; one that is not a buffer the function computes (an
+  /// argument, a constant) stays the caller's where the plan may choose
+  /// (`fuse.in_arena`), and is an error where an offset was demanded.
   LogicalResult keepResultsInArena() {
     Operation *terminator = func.getBody().front().getTerminator();
-    llvm::DenseMap<unsigned, bool> kept; // buffer -> left in the arena
     for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
       auto offset = func.getResultAttrOfType<IntegerAttr>(
           index, FuseDialect::kArenaOffsetAttr);
-      bool wanted = offset || func.getResultAttr(index, FuseDialect::kInArenaAttr);
+      if (!offset && !func.getResultAttr(index, FuseDialect::kInArenaAttr))
+        continue;
       auto buffer = live.bufferOf.find(value);
       bool computed = buffer != live.bufferOf.end() &&
                       argumentOf[buffer->second] < 0 &&
                       !isa<BlockArgument>(live.buffers[buffer->second].value);
-      if (wanted && !computed)
+      if (!computed) {
+        if (!offset)
+          continue;
         return func.emitError()
                << "fuse-plan-memory: result #" << index << " of @"
-               << func.getSymName()
-               << " is to be left in the arena, but it is not a value the "
-                  "function computes (an argument or a constant)";
-      if (buffer == live.bufferOf.end())
-        continue;
-      auto [previous, inserted] = kept.try_emplace(buffer->second, wanted);
-      if (!inserted && previous->second != wanted)
-        return func.emitError()
-               << "fuse-plan-memory: result #" << index << " of @"
-               << func.getSymName()
-               << " returns a value that another result returns too, one in "
-                  "the arena and the other in the caller's memory";
-      if (!wanted)
-        continue;
+               << func.getSymName() << " is to be left at arena offset "
+               << offset.getInt()
+               << ", but it is not a value the function computes (an "
+                  "argument or a constant)";
+      }
       inArena[buffer->second] = true;
       if (offset) {
         int64_t &fixed = fixedOffset[buffer->second];
@@ -199,13 +204,24 @@ public:
     // there; the others that are not returned go to the arena.
     std::vector<::fuse::BufferInterval> intervals;
     SmallVector<int64_t> intervalOf(live.buffers.size(), -1);
+    // An argument block spans the reads of all its aliases.
+    SmallVector<int64_t> bytes, end;
+    for (const BufferLiveness &buffer : live.buffers) {
+      bytes.push_back(buffer.bytes);
+      end.push_back(buffer.end);
+    }
+    for (auto [index, first] : llvm::enumerate(aliasOf))
+      if (first >= 0) {
+        bytes[first] = std::max(bytes[first], bytes[index]);
+        end[first] = std::max(end[first], end[index]);
+      }
     for (auto [index, buffer] : llvm::enumerate(live.buffers)) {
-      if (argumentOf[index] >= 0 || isExternal(index))
+      if (argumentOf[index] >= 0 || isExternal(index) || aliasOf[index] >= 0)
         continue;
       intervalOf[index] = intervals.size();
       int64_t reuses = inPlaceOf[index] >= 0 ? intervalOf[inPlaceOf[index]]
                                              : -1;
-      ::fuse::BufferInterval interval{buffer.bytes, buffer.start, buffer.end,
+      ::fuse::BufferInterval interval{bytes[index], buffer.start, end[index],
                                       reuses};
       interval.fixedOffset = fixedOffset[index];
       intervals.push_back(interval);
@@ -225,6 +241,8 @@ public:
       std::optional<int64_t> offset, argument;
       if (intervalOf[index] >= 0)
         offset = packed.offsets[intervalOf[index]];
+      else if (aliasOf[index] >= 0)
+        offset = fixedOffset[index];
       else if (argumentOf[index] >= 0)
         argument = argumentOf[index];
       result.placements.push_back(BufferAttr::get(
@@ -267,6 +285,9 @@ private:
   bool canTakeOver(Operation *op, int64_t position, Value input,
                    unsigned source, Value result, unsigned target) {
     const BufferLiveness &from = live.buffers[source];
+    // An argument passed several times is read through its other names.
+    if (aliased[source] || aliasOf[source] >= 0)
+      return false;
     if (takenOver[source] || source == target || from.end != position ||
         !sameLayout(input, result) || returned[source])
       return false;
@@ -329,6 +350,10 @@ private:
   /// (fuse.arena_offset, fuse.in_arena), and their fixed offsets (or -1).
   SmallVector<bool> inArena;
   SmallVector<int64_t> fixedOffset;
+  /// For an argument found at the same arena offset as an earlier one,
+  /// that one's buffer (else -1); and whether a buffer has such aliases.
+  SmallVector<int64_t> aliasOf;
+  SmallVector<bool> aliased;
 };
 
 /// Records on each result left in the arena the offset the plan gave it
@@ -341,10 +366,14 @@ void recordResultOffsets(func::FuncOp func, const BlockLiveness &live,
     if (!func.getResultAttr(index, FuseDialect::kInArenaAttr) &&
         !func.getResultAttr(index, FuseDialect::kArenaOffsetAttr))
       continue;
-    std::optional<int64_t> offset =
-        plan.placements[live.bufferOf.lookup(value)].getOffset();
-    assert(offset && "a result left in the arena was planned elsewhere");
     func.removeResultAttr(index, StringAttr::get(context, FuseDialect::kInArenaAttr));
+    // An argument or a constant returned: the caller's memory after all.
+    auto buffer = live.bufferOf.find(value);
+    std::optional<int64_t> offset;
+    if (buffer != live.bufferOf.end())
+      offset = plan.placements[buffer->second].getOffset();
+    if (!offset)
+      continue;
     func.setResultAttr(index, FuseDialect::kArenaOffsetAttr,
                        IntegerAttr::get(IntegerType::get(context, 64), *offset));
   }

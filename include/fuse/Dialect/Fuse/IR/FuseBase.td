@@ -50,8 +50,10 @@ def Fuse_Dialect : Dialect {
     read for the last time. On a result it says where the function leaves
     that result in the arena. `fuse.in_arena` (a unit attribute) on a result
     asks memory planning to choose that offset; the plan records it as
-    `fuse.arena_offset`. A function with either runs in an arena its caller
-    gives each run.
+    `fuse.arena_offset` (an argument or a constant returned stays in the
+    caller's memory, with no offset). Arguments at one offset are one value
+    passed several times. A function with either runs in an arena its
+    caller gives each run.
 
     Memory planning (`fuse-plan-memory`) records its plan as attributes:
     `fuse.buffers`, an array of `#fuse.buffer` with one entry per result, on
