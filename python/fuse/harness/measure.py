@@ -132,6 +132,24 @@ def _f32_update(built):
             "initial": {n: t.cpu() for n, t in initial.items()}}
 
 
+def _reference_in_child(workload, mode, seed):
+    """f32_reference of `workload` built with `seed`, in a process of its
+    own (runner.run_in_child): torch kept a 1.5 GiB segment of the f32
+    step's logits reserved after empty_cache in the measuring process (GPT-2,
+    H200), which the systems that allocate in one piece outside torch's
+    segments (Fuse's arena and slabs) paid for in their peak and the others,
+    reusing it, did not."""
+    import io
+    import torch
+    torch.cuda.init()
+    reference = f32_reference(workload.build(seed, device="cuda"), mode)
+    # By value: torch would pass the tensors as file descriptors that
+    # die with this process.
+    buffer = io.BytesIO()
+    torch.save(reference, buffer)
+    return {"reference": buffer.getvalue()}
+
+
 def f32_reference(built, mode):
     """The f32 eager step (TF32 off) on `built`: {"value": loss or logits,
     "grads": {name: gradient}} on the host; a recipe's step adds
@@ -306,12 +324,17 @@ def measure(workload, mode, system, *, seed=0, cache_dir=None, steps=STEPS,
             throughput_steps=THROUGHPUT_STEPS, warmup=WARMUP, peak_tflops=989.0, fuse_fallback="eager"):
     """One row of the harness's schema (runner.ROW_FIELDS), measured here.
     fuse_fallback: the fuse-compile system's "fallback" option."""
+    import io
     import torch
+    from .runner import run_in_child
     from .systems import prepare
+    child = run_in_child(_reference_in_child, workload, mode, seed)
+    if "reference" not in child:
+        raise RuntimeError(f"the f32 reference step failed: {child.get('error')}")
+    reference = torch.load(io.BytesIO(child.pop("reference")))
     torch.cuda.init()
     baseline = idle_device_bytes()
     built = workload.build(seed, device="cuda")
-    reference = f32_reference(built, mode)
     _release_cached_memory()
 
     recipe = built.recipe if mode == "train" else None

@@ -71,7 +71,8 @@ def method(settings):
                    + ("a new process with those filled" if settings.get("warm_compile", True)
                       else "not measured in this run (--no-warm-compile)"),
         "errors": "against f32 eager (TF32 off), same weights and batch, first step: the loss's relative "
-                  "error and the gradients' global relative norm; inference: the logits' relative norm",
+                  "error and the gradients' global relative norm; inference: the logits' relative norm; the f32 "
+                  "step runs in a process of its own, so that memory it leaves reserved does not count",
         "recipe": "a row with a \"recipe\" times a whole optimizer step: its accumulation_steps micro-batches "
                   "(each (loss / N).backward(); fuse-step: one compile_step call each), clipping to "
                   "max_grad_norm, the optimizer's update and zero_grad; its loss is the micro-batches' mean, its "
@@ -94,6 +95,10 @@ def method(settings):
 
 
 def _child(connection, function, args, kwargs):
+    # Forked while the parent held the lock: a measurement that forks a
+    # process of its own (the f32 reference) needs one that is free.
+    global _PARENT_LOCK
+    _PARENT_LOCK = threading.RLock()
     try:
         result = function(*args, **kwargs)
     except BaseException as error:  # reported as the row's error, never lost
