@@ -161,3 +161,33 @@ def test_slabs_made_before_the_layout_grew_are_not_handed_out_again():
     assert saved.layout_at(grown) is layout
     del grown
     assert small_address is not None
+
+
+class _Compiled:
+    def __init__(self, arena_bytes):
+        self.arena_bytes = arena_bytes
+
+
+def _backward_arena(slab, need, keep_graph, monkeypatch):
+    # _Specialized._backward_arena on a stand-in that has only what it reads.
+    from fuse import backend
+    monkeypatch.setattr(torch._C._autograd, "_get_current_graph_task_keep_graph", lambda: keep_graph,
+                        raising=False)
+    stand_in = type("Backward", (), {"compiled": _Compiled(need)})()
+    return backend._Specialized._backward_arena(stand_in, slab)
+
+
+def test_the_backward_runs_in_the_slab_when_autograd_will_not_run_it_again(monkeypatch):
+    slab = torch.arange(4 * ALIGNMENT, dtype=torch.int64).to(torch.uint8)
+    assert _backward_arena(slab, 4 * ALIGNMENT, False, monkeypatch) is slab
+
+
+def test_retain_graph_or_a_small_slab_gets_a_copy_that_keeps_the_saved_bytes(monkeypatch):
+    # retain_graph=True: the backward must leave the saved values as they
+    # are for the next one; a slab made before the layout grew is too small.
+    slab = torch.arange(4 * ALIGNMENT, dtype=torch.int64).to(torch.uint8)
+    for need, keep_graph in ((4 * ALIGNMENT, True), (6 * ALIGNMENT, False)):
+        arena = _backward_arena(slab, need, keep_graph, monkeypatch)
+        assert arena.data_ptr() != slab.data_ptr()
+        assert arena.numel() == max(need, slab.numel())
+        assert torch.equal(arena[:slab.numel()], slab)
