@@ -77,10 +77,10 @@ past it that graph runs eagerly, said once.
 `stats` counts what happened (graphs seen, Fuse compilations, eager
 fallbacks; `stats["joint"]`: what `_joint_rewrites` changed in the joint
 graphs before their partition), for tests and curious users, and `stats["seconds"]` where
-Fuse's share of the compile time went: re-tracing AOTAutograd's graphs,
-exporting them to the dialect, the pipeline and code generation (or the
-cache load), and loading the kernels (NVRTC or the cubin cache); the rest
-of a first call is dynamo's and AOTAutograd's. `graph_captures()` counts the
+the compile time went: AOTAutograd's tracing and partition, re-tracing its
+graphs, exporting them to the dialect, the pipeline and code generation (or
+the cache load), and loading the kernels (NVRTC or the cubin cache); the
+rest of a first call is dynamo's. `graph_captures()` counts the
 CUDA graphs every compiled graph has captured: taken before and after a few
 steady steps, anything but no change means calls whose pointers do not
 repeat (host time spent capturing rather than replaying). `saved_bytes()`
@@ -104,7 +104,7 @@ __all__ = ["fuse_backend", "graph_captures", "register", "saved_bytes", "scratch
 stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0,
          "io": {"reused": 0, "allocated": 0, "staged": 0},
          "joint": {"shape_only_operands": 0, "recomputed_log_softmax": 0},
-         "seconds": {"retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
+         "seconds": {"aotautograd": 0.0, "retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
 
 
 def _spent(phase, seconds):
@@ -989,6 +989,7 @@ def fuse_backend(gm, example_inputs, *, options=None, mode=None):
         # The forward and backward compilers above only wrap the graphs:
         # this is AOTAutograd's tracing and partitioning.
         shared.aot_seconds = time.perf_counter() - started
+        _spent("aotautograd", shared.aot_seconds)
         return compiled
     except Exception as error:
         if type(error).__module__.startswith("torch._dynamo") or shared.fallback == "error":

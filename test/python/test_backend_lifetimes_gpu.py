@@ -145,3 +145,5 @@ def test_the_graphs_share_their_workspaces_and_train_in_the_slab(cache):
                                           default=0)
     # The slab is as large as the larger arena of the two.
     assert backend.saved_bytes() >= max(g.signature["arena_bytes"] for g in graphs if g.arena_per_run)
+    # Where the compile time went includes AOTAutograd's tracing and partition.
+    assert backend.stats["seconds"]["aotautograd"] > 0

@@ -21,8 +21,9 @@ Every system is measured by the same code:
            activity records: kernels replayed from a CUDA graph count too;
            memcpy and memset do not); kernel_ms is their summed duration
   compile_phases  where Fuse's compile time went (fuse.compile's and the
-           backend's timings: re-trace, export, pipeline and code generation,
-           kernel load); the rest of a first step is dynamo's and AOTAutograd's
+           backend's timings: AOTAutograd's tracing and partition (the
+           backend), re-trace, export, pipeline and code generation, kernel
+           load); the rest of a first step is dynamo's
   errors   against f32 eager (TF32 off) on the same weights and batch: the
            loss's relative error and the gradients' as one global relative
            norm ‖g − g32‖/‖g32‖ over all parameters (training), or the
