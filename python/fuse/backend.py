@@ -807,9 +807,13 @@ class _TorchArguments:
 class _FuseGraph:
     """An AOTAutograd graph (forward, backward or inference) as AOTAutograd
     calls it, compiled per input shapes."""
-    _boxed_call = True
-
     def __init__(self, gm, kind, shared):
+        # AOTAutograd calls a function with this flag with its arguments as
+        # one list. On the instance, not the class: dynamo wraps a backward
+        # in torch._dynamo.disable, whose functools.wraps copies the
+        # instance's attributes only, and AOTAutograd warned that the
+        # backward did not take boxed arguments.
+        self._boxed_call = True
         self.gm, self.kind, self.shared = gm, kind, shared
         self.specialized = {}
         self.last = None  # the specialization the last call ran, tried first
@@ -865,9 +869,8 @@ class _FuseGraph:
         return self.eager_gm(*self._in_torch(args))
 
     def __call__(self, *args):
-        # Boxed (one list), as AOTAutograd calls a forward; or unboxed, as it
-        # calls a backward it wrapped in torch._dynamo.disable (which drops
-        # the _boxed_call flag). Graph inputs are never lists.
+        # Boxed (one list), as AOTAutograd calls both graphs; unboxed where a
+        # wrapper dropped the flag. Graph inputs are never lists.
         if len(args) == 1 and isinstance(args[0], list):
             args = args[0]
         entry = self.last
