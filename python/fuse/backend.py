@@ -136,7 +136,8 @@ _SLAB_POOLS = weakref.WeakSet()
 
 def saved_bytes():
     """Bytes that one call of every forward the backend holds keeps for its
-    backward (its slab of saved values)."""
+    backward: its slab, which holds the saved values and is the memory both
+    graphs run in (the larger of their arenas)."""
     return sum(pool.layout.nbytes for pool in list(_SLAB_POOLS))
 
 _OPTIONS = {"amp", "memory_budget", "cuda_graphs", "cache_dir", "arch", "pipeline", "fallback",
