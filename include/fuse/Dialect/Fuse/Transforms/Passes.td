@@ -393,6 +393,13 @@ def FusePlanMemory : Pass<"fuse-plan-memory", "ModuleOp"> {
     - Function arguments and returned values are the caller's memory:
       returned values are `external`, never in the arena, and an argument is
       never written, unless it is donated (`fuse.donated`, below).
+    - Except values in the arena: an argument with `fuse.arena_offset = N`
+      is arena bytes at `N`, live from the start to its last read and then
+      free (arguments at one offset are one read-only block); a result with
+      `fuse.in_arena` is planned in the arena, live to the end, and its
+      offset recorded as `fuse.arena_offset` (an offset given on the result
+      is kept; an argument or a constant returned stays the caller's). The
+      packer places the fixed blocks first and the others around them.
     - In place: a result of an elementwise op, or of a `loop`,
       `column_reduction` or `row_reduction` fusion, takes over the buffer
       of an input that dies at that op (its live range ends there) when
