@@ -215,7 +215,7 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
     // An argument the caller left in the arena is read there.
     ValueLocation where;
     where.buffer = BufferRef::input(i);
-    if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, "fuse.arena_offset")) {
+    if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, FuseDialect::kArenaOffsetAttr)) {
       executable.inputs.back().arenaOffset = offset.getInt();
       where.buffer = BufferRef::arena(offset.getInt());
     }
@@ -225,12 +225,12 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
     executable.outputs.push_back(tensorSpec(
         value, func.getResultAttrOfType<StringAttr>(i, "fuse.name"),
         "result" + std::to_string(i)));
-    if (func.getResultAttr(i, "fuse.in_arena"))
+    if (func.getResultAttr(i, FuseDialect::kInArenaAttr))
       return func.emitError() << "result #" << i
                               << " asks for an arena offset (fuse.in_arena) "
                                  "that no memory plan chose: run "
                                  "fuse-plan-memory (or fuse-pipeline) first";
-    if (auto offset = func.getResultAttrOfType<IntegerAttr>(i, "fuse.arena_offset"))
+    if (auto offset = func.getResultAttrOfType<IntegerAttr>(i, FuseDialect::kArenaOffsetAttr))
       executable.outputs.back().arenaOffset = offset.getInt();
   }
   for (Operation &op : body.without_terminator())

@@ -167,7 +167,6 @@ public:
         continue;
       auto buffer = live.bufferOf.find(value);
       bool computed = buffer != live.bufferOf.end() &&
-                      argumentOf[buffer->second] < 0 &&
                       !isa<BlockArgument>(live.buffers[buffer->second].value);
       if (!computed) {
         if (!offset)
