@@ -96,7 +96,7 @@ import warnings
 import weakref
 
 from .dynamo import _joint_rewrites, _masked_attention, _saved_slabs, _saved_views
-from .runtime import _shared_scratch as _shared_scratch_memory, _stable_io
+from .runtime import _bound_call, _shared_scratch as _shared_scratch_memory, _stable_io
 from ._compat import TORCH_2
 
 __all__ = ["fuse_backend", "graph_captures", "register", "saved_bytes", "scratch_bytes", "stats"]
@@ -348,16 +348,28 @@ class _Specialized:
                                           lambda node: not _input_free(traced, node))
             saved_chains = {position_of[j]: ops for j, ops in stripped.items()}
         views, input_free = _return_roots(traced)
+        # Results that are inputs as they came (the parameters a forward
+        # saves for its backward) are handed back as those tensors: a copy
+        # into an output, checked, pooled and bound on every call, would
+        # cost a kernel and host time each, and would make the backward's
+        # inputs new tensors every step.
+        passed, unpassed = _split_returned_inputs(traced, exclude=set(given))
         # Results that depend on no input are computed here once, in torch,
         # and never enter the Fuse graph: a causal mask saved for the
         # backward would otherwise be written into the graph's text as a
         # B x H x T x T literal and computed by a kernel every step.
-        self.host_constants, kept = _split_input_free(traced, input_free)
-        self.plan = [(("constant",) + views[e[1]] if input_free[views[e[1]][0]]
-                      else ("output", kept[views[e[1]][0]], views[e[1]][1]))
-                     if e[0] == "output" else e for e in plan]
+        self.host_constants, kept = _split_input_free(
+            traced, [input_free[old] for old in sorted(unpassed, key=unpassed.get)])
+
+        def planned(root, shape):
+            if root in passed:
+                return ("input", self.tensor_positions[passed[root]], shape)
+            if input_free[root]:
+                return ("constant", unpassed[root], shape)
+            return ("output", kept[unpassed[root]], shape)
+        self.plan = [planned(*views[e[1]]) if e[0] == "output" else e for e in plan]
         self.cached, self.shared_constants = {}, None
-        self.compiled, self.rng = None, None
+        self.compiled, self.rng, self.binding = None, None, None
         self.saved, self.slab_pool, self.slab_layout = saved, None, None
         self.slab_outputs, self.slab_inputs, self.slab_argument = {}, {}, None
         if kept:
@@ -393,13 +405,19 @@ class _Specialized:
                 self._plan_slab(saved.saved_positions(returned), returned, saved_chains)
             if slab_layouts:
                 self._bind_slab(slab_layouts, placeholders, arg_names)
+            self.binding = _bound_call.BoundCall(self.compiled, self.io, skip=self.slab_inputs)
         self.load_counted = False
         self._note_arguments(args, constants, slab_layouts)
 
     def _note_arguments(self, args, constants, slabs):
         """What `fits` compares a later call's arguments with."""
         self.arity = len(args)
-        self.expected = [(i, args[i].shape, args[i].dtype) for i in self.tensor_positions if i not in slabs]
+        # (argument position, shape, dtype, the compiled input it binds, or
+        # None), the input's index counting the RNG buffers put among them.
+        rng = frozenset(self.rng.positions) if self.rng is not None else frozenset()
+        inputs = [k for k in range(len(self.tensor_positions) + len(rng)) if k not in rng]
+        self.expected = [(i, args[i].shape, args[i].dtype, inputs[j] if self.binding is not None else None)
+                         for j, i in enumerate(self.tensor_positions) if i not in slabs]
         self.device_position = self.expected[0][0] if self.expected else None
         self.expected_device = args[self.device_position].device if self.expected else None
         import torch
@@ -413,9 +431,12 @@ class _Specialized:
         cheap test a call makes before looking for another."""
         if len(args) != self.arity:
             return False
+        binding = self.binding
         try:
-            for i, shape, dtype in self.expected:
+            for i, shape, dtype, bound in self.expected:
                 tensor = args[i]
+                if bound is not None and binding.is_kept(bound, tensor):
+                    continue  # the parameter the last call bound, unchanged
                 if tensor.shape != shape or tensor.dtype != dtype:
                     return False
             if self.device_position is not None and args[self.device_position].device != self.expected_device:
@@ -517,38 +538,45 @@ class _Specialized:
     def __call__(self, args):
         compiled = self.compiled
         tensors = [args[i] for i in self.tensor_positions]
-        device = compiled.device if compiled is not None else _device_of(tensors)
-        # A scalar kept on the CPU (a Python number dynamo made a tensor)
-        # goes to the device; anything larger there is the caller's error.
-        tensors = [t.to(device) if t.device.type == "cpu" and t.numel() <= 1 else t for t in tensors]
-        outputs = []
         if compiled is not None:
+            device = compiled.device
             if self.rng is not None:
                 tensors = self.rng.inputs(tensors, device)
-            # Fixed addresses from call to call, so the runtime replays its
-            # CUDA graph rather than capturing anew (_stable_io.py).
-            inputs = self.io.inputs(compiled.check_inputs(tensors, skip=self.slab_inputs))
+            # Only what changed since the last call is checked and bound
+            # again (_bound_call.py), at fixed addresses from call to call so
+            # the runtime replays its CUDA graph (_stable_io.py).
+            changed = self.binding.changed(tensors)
+            for k in changed:
+                tensor = tensors[k]
+                # A scalar kept on the CPU (a Python number dynamo made a
+                # tensor) goes to the device; anything larger there is the
+                # caller's error.
+                if tensor.device.type == "cpu" and tensor.numel() <= 1:
+                    tensors[k] = tensor.to(device)
+            inputs = self.binding.bind_inputs(tensors, changed)
             arena = None
             if self.slab_inputs:  # found in the arena, not at these addresses
                 arena = self._backward_arena(args[self.slab_argument])
-                for index in self.slab_inputs:
-                    inputs[index] = 0
             outputs = self.io.outputs(inputs)
             if self.slab_pool is not None:
                 arena = slab = self.slab_pool.take()
-                for index in self.slab_outputs:  # left in the arena
-                    outputs[index] = 0
                 # One alias for every saved value: autograd keeps it with the
                 # graph, and the pool sees it held until then.
                 handed_slab = slab.detach()
-            compiled.run(inputs, outputs, check=False, arena=arena)
+            self.binding.run(outputs, arena=arena)
             if not self.load_counted:  # the session (kernels) loads on the first run
                 self.load_counted = True
                 _spent("load", compiled.timings.get("load", 0.0))
+        else:
+            device = _device_of(tensors)
         result = []
         for position, entry in enumerate(self.plan):
             if entry[0] == "value":
                 result.append(entry[1])
+                continue
+            if entry[0] == "input":
+                tensor = args[entry[1]]
+                result.append(tensor if entry[2] is None else tensor.view(entry[2]))
                 continue
             if entry[0] == "constant" and position in self.cached:
                 result.append(self.cached[position])
@@ -609,6 +637,36 @@ def _return_roots(traced):
     return mapping, [_input_free(traced, root) for root in roots]
 
 
+def _drop_results(traced, drop):
+    """Removes the results at indices `drop` from `traced`'s output;
+    returns {old index: new index} of the results kept."""
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    roots = list(output.args[0])
+    kept = [i for i in range(len(roots)) if i not in drop]
+    if len(kept) != len(roots):
+        output.args = (tuple(roots[i] for i in kept),)
+        traced.graph.eliminate_dead_code()
+        traced.recompile()
+    return {old: new for new, old in enumerate(kept)}
+
+
+def _split_returned_inputs(traced, exclude=()):
+    """The results of `traced` that are one of its inputs unchanged,
+    removed from its results. Returns ({result index: input index}, {result
+    index: index among the results left}), in the indices before the split.
+    Inputs at `exclude` (bound by address in a slab, not the tensor the
+    caller passes) stay results."""
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    passed = {}
+    for i, root in enumerate(output.args[0]):
+        if getattr(root, "op", None) == "placeholder":
+            index = placeholders.index(root)
+            if index not in exclude:
+                passed[i] = index
+    return passed, _drop_results(traced, passed)
+
+
 def _split_input_free(traced, input_free):
     """Evaluates the results of `traced` that `input_free` marks (they depend
     on no input and draw no random numbers) on the CPU with real tensors,
@@ -633,11 +691,7 @@ def _split_input_free(traced, input_free):
             if node in needed:
                 interpreter.env[node] = interpreter.run_node(node)
     values = {i: interpreter.env[roots[i]] for i in free}
-    kept = [i for i in range(len(roots)) if i not in values]
-    output.args = (tuple(roots[i] for i in kept),)
-    traced.graph.eliminate_dead_code()
-    traced.recompile()
-    return values, {old: new for new, old in enumerate(kept)}
+    return values, _drop_results(traced, values)
 
 
 def _device_of(tensors):

@@ -117,6 +117,20 @@ def test_results_that_depend_on_no_input_are_computed_in_torch():
     assert torch.equal(first, x + 1.0) and torch.allclose(total, (x * 3.0).sum())
 
 
+def test_results_that_are_inputs_as_they_came_are_handed_back_not_computed():
+    def f(weight, x, saved):
+        return x * weight, weight, saved, x
+
+    traced = torch.fx.symbolic_trace(f)
+    # `saved` (input 2) is bound in a slab: it stays a result.
+    passed, kept = backend._split_returned_inputs(traced, exclude={2})
+    assert passed == {1: 0, 3: 1}
+    assert kept == {0: 0, 2: 1}
+    weight, x, saved = torch.randn(3), torch.randn(3), torch.randn(3)
+    product, same = traced(weight, x, saved)
+    assert torch.equal(product, x * weight) and same is saved
+
+
 def test_a_graph_run_eagerly_after_fuse_takes_views_as_reshapes():
     def f(x):
         return torch.ops.aten.view.default(torch.ops.aten.permute.default(x, [0, 2, 1, 3]), [2, 5, 12])

@@ -92,11 +92,13 @@ class StableIO:
         """Outputs placed by the caller (in a slab): None in `outputs()`."""
         self.output_specs = [spec for spec in self.compiled.outputs if spec.index not in indices]
 
-    def inputs(self, tensors):
+    def inputs(self, tensors, indices=None):
         """The checked inputs, small ones at new addresses copied to fixed
-        buffers."""
+        buffers; with `indices`, only those are looked at (the others as
+        they are)."""
         result = list(tensors)
-        for index, tensor in enumerate(tensors):
+        for index in range(len(tensors)) if indices is None else indices:
+            tensor = tensors[index]
             if index in self.donated_inputs or index in self.skipped_inputs:
                 continue  # the graph writes it (it must be the caller's memory), or the caller binds it
             address = tensor.data_ptr()
