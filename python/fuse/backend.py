@@ -103,7 +103,7 @@ __all__ = ["fuse_backend", "graph_captures", "register", "saved_bytes", "scratch
 
 stats = {"graphs": 0, "compiled": 0, "fallbacks": 0, "recompiles": 0, "split": 0,
          "io": {"reused": 0, "allocated": 0, "staged": 0},
-         "joint": {"shape_only_operands": 0, "recomputed_log_softmax": 0},
+         "joint": {"shape_only_operands": 0, "log_softmax_from_saved_logsumexp": 0},
          "seconds": {"aotautograd": 0.0, "retrace": 0.0, "export": 0.0, "compile": 0.0, "load": 0.0}}
 
 

@@ -122,6 +122,23 @@ def test_inputs_the_caller_binds_are_null_and_never_kept():
     assert call.changed([weight, slab_value]) == [1]
 
 
+def test_nothing_but_the_kept_parameters_outlives_its_call():
+    import gc
+    import weakref
+    graph = _Graph([(4,), (4,)])
+    call = _bound_call.BoundCall(graph, _Staging(), skip={1})
+    (weight,) = _params((4,))
+    slab, batch = torch.randn(4), torch.randn(4)
+    tensors = [weight, slab]
+    call.bind_inputs(tensors, call.changed(tensors))
+    call.run([batch])
+    gone = [weakref.ref(slab), weakref.ref(batch)]
+    del tensors, slab, batch
+    gc.collect()
+    # A slab or an output held here would never return to its pool.
+    assert all(ref() is None for ref in gone)
+
+
 def test_a_wrong_number_of_inputs_is_refused_by_name():
     graph = _Graph([(4,), (4,)])
     call = _bound_call.BoundCall(graph, _Staging())

@@ -38,7 +38,6 @@ class BoundCall:
         count = len(compiled.inputs)
         self.kept = [None] * count  # the parameter bound as it was at each input, else None
         self.kept_addresses = [0] * count
-        self.bound = [None] * count
         self.addresses = Addresses([0] * count, [0] * len(compiled.outputs))
 
     def changed(self, tensors):
@@ -55,22 +54,23 @@ class BoundCall:
 
     def bind_inputs(self, tensors, changed):
         """Checks and stages the inputs at `changed` (indices into
-        `tensors`, the full list) and returns every input as bound."""
-        if len(tensors) != len(self.bound):
+        `tensors`, the full list) and returns every input as bound (an
+        unchanged one is a kept parameter, bound as it is)."""
+        if len(tensors) != len(self.kept):
             self.compiled.check_inputs(tensors)  # raises the arity error
-        if changed:
-            checked = self.compiled.check_inputs(tensors, skip=self.skip, indices=changed)
-            staged = self.io.inputs(checked, indices=changed)
-            parameter = torch.nn.Parameter
-            pointers = self.addresses.inputs
-            for k in changed:
-                tensor, bound = tensors[k], staged[k]
-                self.bound[k] = bound
-                kept = type(tensor) is parameter and bound is tensor and k not in self.skip
-                self.kept[k] = tensor if kept else None
-                self.kept_addresses[k] = tensor.data_ptr() if kept else 0
-                pointers[k] = None if k in self.skip else (bound.data_ptr() or None)
-        return self.bound
+        if not changed:
+            return tensors
+        checked = self.compiled.check_inputs(tensors, skip=self.skip, indices=changed)
+        bound = self.io.inputs(checked, indices=changed)
+        parameter = torch.nn.Parameter
+        pointers = self.addresses.inputs
+        for k in changed:
+            tensor = tensors[k]
+            kept = type(tensor) is parameter and bound[k] is tensor and k not in self.skip
+            self.kept[k] = tensor if kept else None
+            self.kept_addresses[k] = tensor.data_ptr() if kept else 0
+            pointers[k] = None if k in self.skip else (bound[k].data_ptr() or None)
+        return bound
 
     def run(self, outputs, arena=None):
         """Enqueues the call with the inputs bound and `outputs` (tensors;
