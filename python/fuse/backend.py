@@ -372,6 +372,7 @@ class _Specialized:
         self.compiled, self.rng, self.binding = None, None, None
         self.saved, self.slab_pool, self.slab_layout = saved, None, None
         self.slab_outputs, self.slab_inputs, self.slab_argument = {}, {}, None
+        self.arena_results = {}  # a backward's results left in its arena: {output index: byte offset}
         if kept:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
@@ -379,8 +380,15 @@ class _Specialized:
             # A forward leaves what it saves in its arena, which is the
             # call's slab; its backward finds the values there and runs in
             # the same memory, reusing each value's bytes once it has read it.
-            in_arena = (self._saved_outputs(saved.saved_positions(returned))
-                        if kind == "forward" and saved is not None else ())
+            in_arena = ()
+            if kind == "forward" and saved is not None:
+                in_arena = self._saved_outputs(saved.saved_positions(returned))
+            elif slab_layouts:
+                # A backward that runs in its forward's slab leaves its
+                # results (the gradients) there too, in the bytes of saved
+                # values it has read for the last time, rather than in
+                # memory of their own held next to the whole slab.
+                in_arena = frozenset(self._output_users())
             arena_offsets = {arg_names[self.tensor_positions.index(i)]: layout.offsets[placeholders[i].name]
                              for i, layout in slab_layouts.items()}
             started = time.perf_counter()
@@ -405,13 +413,20 @@ class _Specialized:
                 self._plan_slab(saved.saved_positions(returned), returned, saved_chains)
             if slab_layouts:
                 self._bind_slab(slab_layouts, placeholders, arg_names)
+                self.arena_results = {spec.index: spec.arena_offset for spec in self.compiled.outputs
+                                      if spec.arena_offset is not None}
+                self.io.skip_outputs(self.arena_results)
             self.binding = _bound_call.BoundCall(self.compiled, self.io, skip=self.slab_inputs)
         self.load_counted = False
         self._note_arguments(args, constants, slab_layouts)
 
     def _note_arguments(self, args, constants, slabs):
         """What `fits` compares a later call's arguments with."""
+        import torch
         self.arity = len(args)
+        # The forward's parameters: a slab their gradients still hold (an
+        # earlier micro-batch's) can be freed by moving those out.
+        self.parameter_positions = [i for i in self.tensor_positions if isinstance(args[i], torch.nn.Parameter)]
         # (argument position, shape, dtype, the compiled input it binds, or
         # None), the input's index counting the RNG buffers put among them.
         rng = frozenset(self.rng.positions) if self.rng is not None else frozenset()
@@ -420,7 +435,6 @@ class _Specialized:
                          for j, i in enumerate(self.tensor_positions) if i not in slabs]
         self.device_position = self.expected[0][0] if self.expected else None
         self.expected_device = args[self.device_position].device if self.expected else None
-        import torch
         self.expected_constants = [(i, args[i].data_ptr(), args[i]._version) for i in constants
                                    if isinstance(args[i], torch.Tensor)]
         self.expected_values = [(i, repr(a)) for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
@@ -559,11 +573,18 @@ class _Specialized:
                 arena = self._backward_arena(args[self.slab_argument])
             outputs = self.io.outputs(inputs)
             if self.slab_pool is not None:
-                arena = slab = self.slab_pool.take()
+                # Gradients an earlier backward left in a pooled slab (a
+                # micro-batch's, kept in param.grad) may be moved out of it.
+                arena = slab = self.slab_pool.take([args[i] for i in self.parameter_positions])
                 # One alias for every saved value: autograd keeps it with the
                 # graph, and the pool sees it held until then.
                 handed_slab = slab.detach()
             self.binding.run(outputs, arena=arena)
+            # A backward's results are handed out where it left them in its
+            # arena (below); where it ran in a copy (retain_graph=True, or
+            # the first call), as results of their own, so that a gradient
+            # torch keeps never holds a copy that no pool takes back.
+            in_copy = self.arena_results and arena is not args[self.slab_argument]
             if not self.load_counted:  # the session (kernels) loads on the first run
                 self.load_counted = True
                 _spent("load", compiled.timings.get("load", 0.0))
@@ -573,6 +594,12 @@ class _Specialized:
         for position, entry in enumerate(self.plan):
             if entry[0] == "value":
                 result.append(entry[1])
+                continue
+            if entry[0] == "output" and entry[1] in self.arena_results:
+                spec = compiled.outputs[entry[1]]
+                tensor = _saved_slabs.result_view(arena, self.arena_results[entry[1]], spec.torch_dtype(),
+                                                  spec.shape if entry[2] is None else entry[2])
+                result.append(tensor.clone() if in_copy else tensor)
                 continue
             if entry[0] == "input":
                 tensor = args[entry[1]]

@@ -147,3 +147,33 @@ def test_the_graphs_share_their_workspaces_and_train_in_the_slab(cache):
     assert backend.saved_bytes() >= max(g.signature["arena_bytes"] for g in graphs if g.arena_per_run)
     # Where the compile time went includes AOTAutograd's tracing and partition.
     assert backend.stats["seconds"]["aotautograd"] > 0
+
+
+def test_gradients_live_in_the_slab_and_move_out_for_the_next_micro_batch(cache):
+    # Two micro-batches a step: the first backward's gradients become
+    # param.grad as views of the slab; the second forward needs the slab,
+    # so they move into memory of their own (the same tensors) and the slab
+    # is reused, not a second one taken.
+    model, batches = _model_and_batches(2)
+    model.zero_grad(set_to_none=True)
+    for idx, targets in batches:
+        model(idx, targets).backward()
+    expected = _grads(model)
+    earlier = set(backend._SLAB_POOLS)  # other tests' graphs
+    compiled = _compiled(model, None, cache)
+    slabs = []
+    for set_to_none in (True, True, True, False, False):
+        model.zero_grad(set_to_none=set_to_none)
+        for idx, targets in batches:
+            compiled(idx, targets).backward()
+        _assert_grads(model, expected, None)
+        ours = [pool for pool in list(backend._SLAB_POOLS) if pool not in earlier]
+        slabs.append(sum(len(pool.free) + len(pool.retired) for pool in ours))
+    assert slabs[1:] == [1, 1, 1, 1], slabs
+    # One micro-batch: the gradients stay views of the slab they were left
+    # in, with no memory of their own.
+    model.zero_grad(set_to_none=True)
+    compiled(*batches[0]).backward()
+    in_slab = [n for n, p in model.named_parameters()
+               if p.grad.untyped_storage().nbytes() > p.grad.numel() * p.grad.element_size()]
+    assert len(in_slab) == len(list(model.parameters())), in_slab

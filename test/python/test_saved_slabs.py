@@ -39,6 +39,52 @@ def test_a_slab_is_reused_once_its_holder_lets_go_and_never_while_held():
     assert len(pool.free) <= _saved_slabs.pool_limit(1000)
 
 
+@needs_use_count
+def test_gradients_left_in_a_slab_move_out_when_a_forward_needs_it_back():
+    saved = SavedValues()
+    pool = SlabPool(Layout.packed([(0, 1024, ["x"])]), torch.device("cpu"), saved)
+    slab = pool.take()
+    address = slab.data_ptr()
+    weight = torch.nn.Parameter(torch.zeros(4, 4))
+    # What a backward hands autograd (its results in the slab), and what
+    # autograd keeps in param.grad: an alias of it.
+    result = _saved_slabs.result_view(slab.detach(), 256, torch.float32, (4, 4))
+    result.copy_(torch.arange(16.0).view(4, 4))
+    assert result._base is None
+    weight.grad = result.detach()
+    del result
+    # The next micro-batch's forward: only the gradient holds the slab.
+    again = pool.take([weight])
+    assert again.data_ptr() == address and len(pool.free) == 1
+    assert not address <= weight.grad.data_ptr() < address + 1024  # memory of its own
+    assert torch.equal(weight.grad, torch.arange(16.0).view(4, 4))
+    # A slab nothing holds: no gradient is touched.
+    grad = weight.grad
+    assert pool.take([weight]).data_ptr() == address and weight.grad is grad
+
+
+@needs_use_count
+def test_a_result_view_is_the_arenas_memory_in_its_shape():
+    arena = torch.arange(64, dtype=torch.uint8)
+    tensor = _saved_slabs.result_view(arena, 16, torch.int32, (2, 3))
+    assert tensor.shape == (2, 3) and tensor.stride() == (3, 1) and tensor.dtype == torch.int32
+    assert tensor.data_ptr() == arena.data_ptr() + 16
+    assert torch.equal(tensor.view(torch.uint8).flatten(), arena[16:40])
+
+
+@needs_use_count
+def test_gradients_stay_where_anything_else_holds_their_slab_too():
+    saved = SavedValues()
+    pool = SlabPool(Layout.packed([(0, 1024, ["x"])]), torch.device("cpu"), saved)
+    slab = pool.take()
+    weight = torch.nn.Parameter(torch.zeros(16))
+    weight.grad = _saved_slabs.result_view(slab, 256, torch.float32, (16,))
+    graph_holds = slab.detach()  # the autograd graph (retain_graph=True) still holds it
+    second = pool.take([weight])
+    assert second.data_ptr() != slab.data_ptr()  # a new slab: the old one is still held
+    del graph_holds
+
+
 def test_pools_keep_a_layer_graphs_calls_but_not_many_large_tensors():
     assert _saved_slabs.pool_limit(3 << 20) == 32  # a layer's saved values, once per layer
     assert _saved_slabs.pool_limit(800 << 20) == 2  # logits: a pool keeps two

@@ -19,6 +19,17 @@ before the first backward, `retain_graph=True`) is left to its holder and a
 new one allocated. The backward finds the layout of the slab it is given by
 its address (`SavedValues.layout_at`), so it never confuses the slabs of two
 specializations of the forward.
+
+The backward leaves its results (the gradients) in the slab too, where the
+saved values it has read for the last time were, and hands them out as
+views of it: no memory of their own is held next to the whole slab. A
+gradient that autograd keeps in `param.grad` then holds the slab. With
+`zero_grad(set_to_none=True)` (torch's default) it lets go before the next
+forward. If it is still held when a forward needs a slab (a second
+micro-batch before the optimizer step, `set_to_none=False`), the pool
+moves the gradients of that forward's parameters into memory of their own
+(`move_gradients`: one copy; `param.grad` becomes a new tensor with the
+same values) and takes the slab back if nothing else holds it.
 """
 
 import math
@@ -122,8 +133,10 @@ class SlabPool:
         # would otherwise drop a slab whose backward then cannot find it.
         self.retired = []
 
-    def take(self):
-        """A slab nothing else holds: a pooled one, else a new one."""
+    def take(self, parameters=()):
+        """A slab nothing else holds: a pooled one, else a new one.
+        `parameters` (the forward's): a pooled slab that only their
+        gradients hold gets them moved out (move_gradients) and is taken."""
         if self.retired:
             self.retired = [(slab, (key, baseline)) for slab, (key, baseline) in self.retired
                             if _use_count is not None and _use_count(key) != baseline]
@@ -133,12 +146,46 @@ class SlabPool:
         for slab, (key, baseline) in self.free:
             if _use_count is not None and _use_count(key) == baseline:
                 return slab
+        # A slab held by the gradients its backward left in it: they move
+        # out (one copy) rather than a second slab being allocated.
+        for slab, (key, baseline) in self.free:
+            if (_use_count is not None and move_gradients(parameters, key)
+                    and _use_count(key) == baseline):
+                return slab
         slab = torch.empty(self.layout.nbytes, dtype=torch.uint8, device=self.device)
         self.saved._register(slab, self.layout)
         if len(self.free) >= pool_limit(self.layout.nbytes):
             self.retired.append(self.free.pop(0))
         self.free.append((slab, _storage_key(slab)))
         return slab
+
+
+def move_gradients(parameters, key):
+    """Gives each of `parameters` whose gradient lies in the storage
+    `key` (a slab) a copy of it in memory of its own, so that the slab can
+    be reused: the gradient keeps its values, shape and dtype, but
+    `param.grad` becomes a new tensor (autograd keeps its own alias of what
+    a backward returned, which cannot be moved in place). Returns whether
+    any moved."""
+    moved = False
+    for parameter in parameters:
+        grad = getattr(parameter, "grad", None)
+        if grad is not None and grad.untyped_storage()._cdata == key:
+            parameter.grad = grad.clone()
+            moved = True
+    return moved
+
+
+def result_view(arena, offset, dtype, shape):
+    """A dense tensor of `dtype` and `shape` at byte `offset` of `arena`
+    (a uint8 tensor that owns its storage) that shares its memory without
+    being a view of it: a view would keep the tensor `arena` alive through
+    its `_base` as well as the storage."""
+    tensor = torch.empty(0, dtype=dtype, device=arena.device)
+    stride = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        stride[i] = stride[i + 1] * max(int(shape[i + 1]), 1)
+    return tensor.set_(arena.untyped_storage(), offset // tensor.element_size(), list(shape), stride)
 
 
 def unpack(saved, placeholders, args):
