@@ -36,6 +36,14 @@ def _grads(model):
     return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
 
 
+def _accumulated_grads(model, batches):
+    """Eager's gradients of `batches` as micro-batches, one backward each."""
+    model.zero_grad(set_to_none=True)
+    for idx, targets in batches:
+        model(idx, targets).backward()
+    return _grads(model)
+
+
 def _assert_grads(model, expected, amp):
     for name, p in model.named_parameters():
         assert relative_error(p.grad, expected[name]) <= TOLERANCE[amp], name
@@ -69,12 +77,8 @@ def test_a_loop_of_steps_reuses_its_memory_and_matches_eager(amp, cache):
 
 def test_two_micro_batches_forward_before_backward_accumulate(cache):
     model, batches = _model_and_batches(2)
-    model.zero_grad(set_to_none=True)
-    for idx, targets in batches:
-        model(idx, targets).backward()
-    expected = _grads(model)
+    expected = _accumulated_grads(model, batches)
     compiled = _compiled(model, None, cache)
-    model.zero_grad(set_to_none=True)
     for _ in range(2):  # the second time, with memory from the first to reuse
         model.zero_grad(set_to_none=True)
         losses = [compiled(idx, targets) for idx, targets in batches]  # both forwards first
@@ -151,14 +155,11 @@ def test_the_graphs_share_their_workspaces_and_train_in_the_slab(cache):
 
 def test_gradients_live_in_the_slab_and_move_out_for_the_next_micro_batch(cache):
     # Two micro-batches a step: the first backward's gradients become
-    # param.grad as views of the slab; the second forward needs the slab,
-    # so they move into memory of their own (the same tensors) and the slab
-    # is reused, not a second one taken.
+    # param.grad on the slab's memory; the second forward needs the slab,
+    # so they move into memory of their own (param.grad a new tensor, the
+    # same values) and the slab is reused, not a second one taken.
     model, batches = _model_and_batches(2)
-    model.zero_grad(set_to_none=True)
-    for idx, targets in batches:
-        model(idx, targets).backward()
-    expected = _grads(model)
+    expected = _accumulated_grads(model, batches)
     earlier = set(backend._SLAB_POOLS)  # other tests' graphs
     compiled = _compiled(model, None, cache)
     slabs = []
@@ -170,8 +171,8 @@ def test_gradients_live_in_the_slab_and_move_out_for_the_next_micro_batch(cache)
         ours = [pool for pool in list(backend._SLAB_POOLS) if pool not in earlier]
         slabs.append(sum(len(pool.free) + len(pool.retired) for pool in ours))
     assert slabs[1:] == [1, 1, 1, 1], slabs
-    # One micro-batch: the gradients stay views of the slab they were left
-    # in, with no memory of their own.
+    # One micro-batch: the gradients stay on the slab they were left in,
+    # with no memory of their own.
     model.zero_grad(set_to_none=True)
     compiled(*batches[0]).backward()
     in_slab = [n for n, p in model.named_parameters()

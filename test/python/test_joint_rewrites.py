@@ -122,24 +122,31 @@ def test_the_partition_no_longer_saves_the_upcast_log_probabilities(monkeypatch)
     assert len(saved["plain"]) == 2, saved
 
 
-def test_the_loss_gradient_stays_one_fused_op_with_the_stand_in():
+def _runs_in_fuse_as_in_torch(gm):
+    """Exports the joint graph `gm`, runs it on Fuse's CPU interpreter and
+    checks the loss and its gradient against torch's; returns the text."""
     from fuse.dynamo import _graph_rng
     from test_partition import InterpreterGraph, relative_error
 
-    gm = _traced_joint()
-    _joint_rewrites.prepare_joint(gm)
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     text = _graph_rng.export(trace(gm, list(_example())), names, "joint")[0]
-    if _joint_rewrites._checkpoint_policy() is None:
-        # Without tags the log-softmax stays whole, and the loss gradient
-        # one op; with them it is the logits less a saved logsumexp (next).
-        assert "fuse.cross_entropy_backward" in text
     loss, grad = InterpreterGraph(text)([t.detach() for t in _example()])
     logits, target, _ = _example()
     want_loss = hf_style_loss(logits, target)
     want_grad = torch.autograd.grad(want_loss, logits)[0]
     assert relative_error(loss, want_loss.detach()) < 1e-5
     assert relative_error(grad, want_grad) < 1e-5
+    return text
+
+
+def test_the_loss_gradient_stays_one_fused_op_with_the_stand_in():
+    gm = _traced_joint()
+    _joint_rewrites.prepare_joint(gm)
+    text = _runs_in_fuse_as_in_torch(gm)
+    if _joint_rewrites._checkpoint_policy() is None:
+        # Without tags the log-softmax stays whole, and the loss gradient
+        # one op; with them it is the logits less a saved logsumexp (next).
+        assert "fuse.cross_entropy_backward" in text
 
 
 def test_the_log_softmax_the_backward_reads_is_found_through_aliases():
@@ -210,15 +217,5 @@ def test_narrow_logits_are_reduced_in_f32_and_the_log_probabilities_keep_their_t
 
 
 def test_the_rewritten_loss_and_its_gradient_run_in_fuse_as_in_torch():
-    from fuse.dynamo import _graph_rng
-    from test_partition import InterpreterGraph, relative_error
-
     gm, _ = _rewritten_joint(_Policy)
-    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    text = _graph_rng.export(trace(gm, list(_example())), names, "joint")[0]
-    loss, grad = InterpreterGraph(text)([t.detach() for t in _example()])
-    logits, target, _ = _example()
-    want_loss = hf_style_loss(logits, target)
-    want_grad = torch.autograd.grad(want_loss, logits)[0]
-    assert relative_error(loss, want_loss.detach()) < 1e-5
-    assert relative_error(grad, want_grad) < 1e-5
+    assert "fuse.cross_entropy_backward" not in _runs_in_fuse_as_in_torch(gm)
