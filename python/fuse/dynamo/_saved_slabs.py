@@ -170,7 +170,7 @@ def move_gradients(parameters, key):
     moved = False
     for parameter in parameters:
         grad = getattr(parameter, "grad", None)
-        if grad is not None and grad.untyped_storage()._cdata == key:
+        if grad is not None and not grad.is_sparse and grad.untyped_storage()._cdata == key:
             parameter.grad = grad.clone()
             moved = True
     return moved
