@@ -394,19 +394,18 @@ class CompiledGraph:
             names = ", ".join(self.input_names[:8]) + (", ..." if len(self.inputs) > 8 else "")
             raise TypeError(f"the compiled graph @{self.signature['entry']} takes {len(self.inputs)} inputs "
                             f"({names}); {len(inputs)} were given")
-        # A parameter that passed at this index, the same object at the same
-        # address, passes again without a check (the backend binds hundreds
-        # a call; a graph that is one layer binds each layer's in turn);
-        # anything else is checked.
-        known = self._checked_parameters
-        parameter = _torch().nn.Parameter
-        if indices is not None:
+        if indices is not None:  # the caller keeps what it bound (runtime/_bound_call.py)
             checked = list(inputs)
             for index in indices:
                 if index not in skip:
                     checked[index] = check_tensor(self.inputs[index], inputs[index], self.device,
                                                   self.contiguous_copy)
             return checked
+        # A parameter that passed at this index, the same object at the same
+        # address, passes again without a check (a graph that is one layer
+        # binds each layer's in turn); anything else is checked.
+        known = self._checked_parameters
+        parameter = _torch().nn.Parameter
         checked = []
         for spec, tensor in zip(self.inputs, inputs):
             index = spec.index

@@ -22,7 +22,8 @@ specializations of the forward.
 
 The backward leaves its results (the gradients) in the slab too, where the
 saved values it has read for the last time were, and hands them out as
-views of it: no memory of their own is held next to the whole slab. A
+tensors on its memory (`result_view`): no memory of their own is held next
+to the whole slab. A
 gradient that autograd keeps in `param.grad` then holds the slab. With
 `zero_grad(set_to_none=True)` (torch's default) it lets go before the next
 forward. If it is still held when a forward needs a slab (a second

@@ -74,8 +74,8 @@ class BoundCall:
 
     def run(self, outputs, arena=None):
         """Enqueues the call with the inputs bound and `outputs` (tensors;
-        None or 0 for those left in the arena)."""
+        None for those left in the arena)."""
         pointers = self.addresses.outputs
         for k, tensor in enumerate(outputs):
-            pointers[k] = (tensor.data_ptr() or None) if hasattr(tensor, "data_ptr") else None
+            pointers[k] = None if tensor is None else (tensor.data_ptr() or None)
         self.compiled.run_addresses(self.addresses, arena=arena)
