@@ -285,7 +285,7 @@ class _Specialized:
                 plan[position] = ("value", node)
             elif _is_attention_extra(node):
                 plan[position] = ("value", _placeholder_stand_in(node.meta.get("val")))
-        on_cpu = _on_cpu(gm)
+        on_cpu = _on_cpu(gm)  # an Interpreter class
         # A backward's saved values that arrive in a forward's slab: traced
         # with their own metadata, bound at the slab's address plus offset.
         # A saved value stored as its base arrives as that base, and the
@@ -310,7 +310,7 @@ class _Specialized:
                 full[position] = _saved_views.replay(tensor, replayed[position]) if position in replayed else tensor
             for position, value in baked.items():
                 full[position] = value
-            result = torch.fx.Interpreter(on_cpu).run(*full)
+            result = on_cpu(gm).run(*full)
             result = [result] if self.single else list(result)
             selected = []
             for position, value in enumerate(result):
@@ -344,8 +344,13 @@ class _Specialized:
         if kind == "forward" and saved is not None:
             position_of = {e[1]: p for p, e in enumerate(plan) if e is not None and e[0] == "output"}
             positions = saved.saved_positions(returned)
-            stripped = _saved_views.strip(traced, {j for j, p in position_of.items() if p in positions},
-                                          lambda node: not _input_free(traced, node))
+            free = _input_free_nodes(traced)
+            saved_here = {j for j, p in position_of.items() if p in positions}
+            stripped = _saved_views.strip(traced, saved_here, lambda node: node not in free)
+            # ... and values the forward only reads through views that move
+            # data are stored as the view it computes anyway.
+            stripped.update(_saved_views.store_as_viewed(traced, saved_here - set(stripped),
+                                                         lambda node: node not in free))
             saved_chains = {position_of[j]: ops for j, ops in stripped.items()}
         views, input_free = _return_roots(traced)
         # Results that are inputs as they came (the parameters a forward
@@ -659,9 +664,12 @@ def _return_roots(traced):
             roots.append(root)
         mapping.append((roots.index(root), shape))
     output.args = (tuple(roots),)
+    # The re-traced graph is only walked from here on (the exporter, an
+    # Interpreter), never called: its Python code is not regenerated, which
+    # took a few tenths of a second per edit on a large graph.
     traced.graph.eliminate_dead_code()
-    traced.recompile()
-    return mapping, [_input_free(traced, root) for root in roots]
+    free = _input_free_nodes(traced)
+    return mapping, [root in free or not isinstance(root, torch.fx.Node) for root in roots]
 
 
 def _drop_results(traced, drop):
@@ -672,8 +680,7 @@ def _drop_results(traced, drop):
     kept = [i for i in range(len(roots)) if i not in drop]
     if len(kept) != len(roots):
         output.args = (tuple(roots[i] for i in kept),)
-        traced.graph.eliminate_dead_code()
-        traced.recompile()
+        traced.graph.eliminate_dead_code()  # walked, never called: no recompile
     return {old: new for new, old in enumerate(kept)}
 
 
@@ -726,58 +733,51 @@ def _device_of(tensors):
     return next((t.device for t in tensors if t.device.type != "cpu"), torch.device("cuda"))
 
 
-def _input_free(traced, node):
-    """Whether `node` depends on no graph input and draws no random
-    numbers: its value is the same every call."""
-    import torch
-    seen, stack = set(), [node]
-    while stack:
-        n = stack.pop()
-        if not isinstance(n, torch.fx.Node) or n in seen:
-            continue
-        seen.add(n)
-        if n.op == "placeholder" or (n.op == "call_function" and any(
-                word in str(n.target) for word in ("rand", "bernoulli", "dropout", "philox", "seed"))):
-            return False
-        if n.op not in ("get_attr", "call_function"):
-            return False
-        stack.extend(n.all_input_nodes)
-    return True
+def _input_free_nodes(traced):
+    """The nodes of `traced` that depend on no graph input and draw no
+    random numbers (their value is the same every call), in one pass over
+    the graph in its topological order."""
+    free = set()
+    for n in traced.graph.nodes:
+        random = n.op == "call_function" and any(
+            word in str(n.target) for word in ("rand", "bernoulli", "dropout", "philox", "seed"))
+        if n.op in ("get_attr", "call_function") and not random and all(
+                i in free for i in n.all_input_nodes):
+            free.add(n)
+    return free
 
 
 def _on_cpu(gm):
-    """A copy of `gm` whose device arguments and tensor constants are on the
-    CPU (what runs on the GPU is Fuse's, not this graph)."""
-    import copy
+    """An fx.Interpreter of `gm` that runs it with device arguments and
+    tensor constants on the CPU (what runs on the GPU is Fuse's, not this
+    graph). It maps them as it goes, rather than copying the module: a
+    deep copy of a graph of thousands of nodes, and the Python code it
+    regenerates, cost a second of a large model's compile."""
     import torch
     from torch.fx.node import map_aggregate
     cpu = torch.device("cpu")
-    copied = copy.deepcopy(gm)
 
     def to_cpu(value):
         if isinstance(value, torch.device) and value.type != "cpu":
             return cpu
         return value
 
-    for node in copied.graph.nodes:
-        if node.op == "get_attr":
-            *path, attribute = node.target.split(".")
-            owner = copied
-            for part in path:
-                owner = getattr(owner, part)
-            value = getattr(owner, attribute)
-            if isinstance(value, torch.Tensor) and value.device.type != "cpu":
-                if attribute in getattr(owner, "_buffers", {}):
-                    owner._buffers[attribute] = value.cpu()
-                elif attribute in getattr(owner, "_parameters", {}):
-                    owner._parameters[attribute] = torch.nn.Parameter(value.detach().cpu(), value.requires_grad)
-                else:
-                    setattr(owner, attribute, value.cpu())
-        elif node.op == "call_function":
-            node.args = map_aggregate(node.args, to_cpu)
-            node.kwargs = map_aggregate(node.kwargs, to_cpu)
-    copied.recompile()
-    return copied
+    class CpuInterpreter(torch.fx.Interpreter):
+        constants = {}  # attribute path -> its CPU copy, made once for every call
+
+        def fetch_attr(self, target):
+            value = super().fetch_attr(target)
+            if not isinstance(value, torch.Tensor) or value.device.type == "cpu":
+                return value
+            if target not in self.constants:
+                self.constants[target] = value.detach().cpu().requires_grad_(value.requires_grad)
+            return self.constants[target]
+
+        def call_function(self, target, args, kwargs):
+            return super().call_function(target, map_aggregate(args, to_cpu), map_aggregate(kwargs, to_cpu))
+
+    CpuInterpreter.constants = {}
+    return CpuInterpreter
 
 
 def _with_reshapes(gm):

@@ -257,25 +257,40 @@ def log_softmax_backward(cx, node, grad, output, dim, input_dtype):
 
 # -- attention ------------------------------------------------------------------------
 
+def _constant_mask_pattern(tensor, tq, tk):
+    """What a constant attention mask does: "all" (masks nothing), "causal"
+    (the causal pattern) or None (anything else, a float bias among them)."""
+    # An expanded mask (HF's [B, 1, T, T] broadcast to every head) is read
+    # once per distinct element: a dimension of stride 0 repeats its first row.
+    tensor = tensor[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in tensor.stride())]
+    keep = tensor if tensor.dtype == torch.bool else tensor > torch.finfo(torch.float32).min / 2
+    if tensor.dtype != torch.bool and not bool(((tensor == 0) | ~keep).all()):
+        return None  # a float bias, not a keep/drop pattern
+    rows = keep.broadcast_to(keep.shape[:-2] + (tq, tk))
+    if bool(rows.all()):
+        return "all"
+    causal = torch.ones(tq, tk, dtype=torch.bool, device=rows.device).tril()
+    return "causal" if torch.equal(rows, causal.expand_as(rows)) else None
+
+
 def _attention_mask(cx, mask, query, key):
     """How an ATen attention mask enters fuse: (causal, mask Value or None).
     A constant mask that is the causal pattern becomes the `causal` flag; one
-    that masks nothing is dropped."""
+    that masks nothing is dropped. Every layer of a model reads the same
+    constant mask: it is classified once per graph (a full pass over a
+    B x T x T tensor each time cost GPT-2's export over a second)."""
     if mask is None:
         return False, None
     tq, tk = query.shape[-2], key.shape[-2]
     if isinstance(mask, Const):
-        tensor = mask.tensor
-        keep = tensor if tensor.dtype == torch.bool else tensor > torch.finfo(torch.float32).min / 2
-        if tensor.dtype != torch.bool and not bool(((tensor == 0) | ~keep).all()):
-            keep = None  # a float bias, not a keep/drop pattern
-        if keep is not None:
-            rows = keep.broadcast_to(keep.shape[:-2] + (tq, tk)).reshape(-1, tq, tk)
-            if bool(rows.all()):
-                return False, None
-            causal = torch.ones(tq, tk, dtype=torch.bool, device=rows.device).tril()
-            if bool((rows == causal).all()):
-                return True, None
+        memo = (id(mask), tq, tk)
+        if memo not in cx.mask_patterns:  # the Const is kept with its result, so its id stays its own
+            cx.mask_patterns[memo] = (mask, _constant_mask_pattern(mask.tensor, tq, tk))
+        pattern = cx.mask_patterns[memo][1]
+        if pattern == "all":
+            return False, None
+        if pattern == "causal":
+            return True, None
     rank = len(mask.shape)
     shape = (1,) * (4 - rank) + tuple(mask.shape)
     element = "i1" if element_type(mask) == "i1" else query.element

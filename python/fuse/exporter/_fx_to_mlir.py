@@ -91,6 +91,9 @@ class Converter:
         # id(log-sum-exp Value) -> (seed, offset) of an attention forward's dropout,
         # which its backward draws its mask from again.
         self.attention_rng = {}
+        # (id(Const), tq, tk) -> (Const, pattern) of constant attention masks
+        # (_aten_nn._attention_mask), classified once for all layers.
+        self.mask_patterns = {}
 
     # -- driving ----------------------------------------------------------
     def run(self):

@@ -9,6 +9,7 @@ giving a single graph in which later passes see the whole step.
 """
 
 import contextlib
+import functools
 
 import torch
 from torch.fx.experimental import proxy_tensor
@@ -164,7 +165,14 @@ _OWN_DECOMPOSITIONS = {
 
 def decomposition_table():
     """PyTorch's core ATen decompositions, less the ops fuse has whole, and
-    Fuse's own for fused ops PyTorch leaves whole."""
+    Fuse's own for fused ops PyTorch leaves whole: a fresh dict each call
+    (callers may add to it) over a table built once per process (building
+    it walks every overload of every op: a quarter of a second)."""
+    return dict(_decomposition_table())
+
+
+@functools.lru_cache(maxsize=None)
+def _decomposition_table():
     kept = set()
     for packet in KEPT_WHOLE:
         kept.update(getattr(packet, o) for o in packet.overloads())
