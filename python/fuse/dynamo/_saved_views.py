@@ -18,7 +18,7 @@ at worst, copies there instead.
 
 import operator
 
-__all__ = ["strip", "replay"]
+__all__ = ["strip", "store_as_viewed", "replay"]
 
 # Single-input ATen ops that only view their input (the rest of their
 # arguments constants): a chain of them from a value is replayed on it.
@@ -112,8 +112,82 @@ def strip(traced, positions, computed):
             chains[position] = list(reversed(ops))
     if chains:
         output.args = (tuple(results),)
+        # The backend only walks the re-traced graph (exporter), never calls
+        # it: its Python code is not regenerated.
         traced.graph.eliminate_dead_code()
-        traced.recompile()
+    return chains
+
+
+# Ops a saved value's reader may apply on the way to the value the forward
+# computes from it, each undone by `_inverse`.
+_INVERTIBLE = {"aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
+               "aten._unsafe_view.default", "aten.reshape.default", "aten.clone.default", "aten.alias.default"}
+_MOVES_DATA = {"aten.permute.default", "aten.transpose.int", "aten.t.default"}
+
+
+def _inverse(node):
+    """The op that turns `node`'s value back into its input's, as replay()
+    takes ops; None for an op that leaves the value as it is (clone)."""
+    import torch
+    aten = torch.ops.aten
+    name = str(node.target)
+    if name in ("aten.clone.default", "aten.alias.default"):
+        return None
+    if name in ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"):
+        return (aten.reshape.default, (list(_shape(node.args[0])),), {}, None)
+    if name == "aten.permute.default":
+        dims = [d % len(node.args[1]) for d in node.args[1]]
+        return (aten.permute.default, ([dims.index(i) for i in range(len(dims))],), {}, None)
+    if name == "aten.transpose.int":
+        return (aten.transpose.int, tuple(node.args[1:3]), {}, None)
+    return (aten.t.default, (), {}, None)
+
+
+def store_as_viewed(traced, positions, computed):
+    """Rewrites `traced` to return, at each of the result `positions` whose
+    value the forward only reads through a chain of views and copies that
+    moves data and ends in a reshape (an attention output transposed to
+    [B, T, H, D] and flattened for the output projection), the chain's end
+    instead. Returns {position: the ops that turn that end back into the
+    value}, as strip() does. The forward computes the chain's end anyway, so
+    storing it costs nothing, where storing the value itself cost a copy
+    kernel between the two layouts; Fuse writes the value through the views
+    (the flash kernels address their result by strides) and the backward
+    reads it back through the inverse views, which fold into their readers
+    (a transpose of a transpose is none). The chain's end may be saved too
+    (then both are one stored value). Positions whose value is an input, is
+    returned to others, or is not `computed` are left as they are, and so
+    are those whose chain's end is returned to others."""
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    results = list(output.args[0])
+    others = {results[i] for i in range(len(results)) if i not in positions}
+    chains = {}
+    for position in sorted(positions):
+        node = results[position]
+        if (not _is_node(node) or node.op == "placeholder" or node in others or results.count(node) != 1
+                or not computed(node)):
+            continue
+        chain, current = [], node
+        while _shape(current) is not None:
+            views = [u for u in current.users if u.op == "call_function" and str(u.target) in _INVERTIBLE
+                     and u.args[0] is current and _constant((u.args[1:], u.kwargs))]
+            if len(views) != 1:
+                break
+            chain.append(views[0])
+            current = views[0]
+        # Only a chain that moves data and hands its reader a reshape: a
+        # transpose read by a GEMM is free as the GEMM's operand layout, and
+        # storing it transposed would add the copy this avoids.
+        while chain and str(chain[-1].target) not in ("aten.view.default", "aten._unsafe_view.default",
+                                                       "aten.reshape.default"):
+            chain.pop()
+        if not any(str(op.target) in _MOVES_DATA for op in chain) or chain[-1] in others:
+            continue
+        results[position] = chain[-1]
+        chains[position] = [op for op in (_inverse(n) for n in reversed(chain)) if op is not None]
+    if chains:
+        output.args = (tuple(results),)
+        traced.graph.eliminate_dead_code()  # walked, never called: no recompile
     return chains
 
 

@@ -182,6 +182,27 @@ func.func @reshape_of_reshape(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor
 
 // -----
 
+// A transpose of a transpose is one transpose of the first operand, with
+// the permutations composed; the identity permutation is no transpose. A
+// value stored as [B, T, H*D] and viewed as heads and back costs nothing.
+// CHECK-LABEL: func.func @transpose_of_transpose
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3x4x5xf32>, %[[Y:[^:]+]]: tensor<2x3x20xf32>)
+// CHECK-NEXT: %[[T:.+]] = fuse.transpose %[[X]], permutation = [2, 0, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<4x2x3x5xf32>
+// CHECK-NEXT: return %[[T]], %[[X]], %[[Y]]
+func.func @transpose_of_transpose(%x: tensor<2x3x4x5xf32>, %y: tensor<2x3x20xf32>)
+    -> (tensor<4x2x3x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x20xf32>) {
+  %a = fuse.transpose %x, permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %b = fuse.transpose %a, permutation = [1, 0, 2, 3] : (tensor<2x4x3x5xf32>) -> tensor<4x2x3x5xf32>
+  %c = fuse.transpose %x, permutation = [0, 1, 2, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  %r = fuse.reshape %y : (tensor<2x3x20xf32>) -> tensor<2x3x4x5xf32>
+  %h = fuse.transpose %r, permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %back = fuse.transpose %h, permutation = [0, 2, 1, 3] : (tensor<2x4x3x5xf32>) -> tensor<2x3x4x5xf32>
+  %flat = fuse.reshape %back : (tensor<2x3x4x5xf32>) -> tensor<2x3x20xf32>
+  return %b, %c, %flat : tensor<4x2x3x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x20xf32>
+}
+
+// -----
+
 // A reduction over dimensions of size 1 is its operand, or a reshape of it
 // without keepdim (a batch-1 step's bias gradient over the batch); one with
 // a larger reduced dimension stays.

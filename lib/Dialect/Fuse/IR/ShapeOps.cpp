@@ -98,6 +98,33 @@ LogicalResult TransposeOp::inferReturnTypes(
   return success();
 }
 
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto isIdentity = [](ArrayRef<int64_t> permutation) {
+    for (auto [i, dim] : llvm::enumerate(permutation))
+      if (dim != static_cast<int64_t>(i))
+        return false;
+    return true;
+  };
+  if (isIdentity(getPermutation()))
+    return getOperand();
+  // A transpose of a transpose is one transpose of the first operand: a
+  // value stored in one layout and viewed back in another (a saved
+  // attention output, read by the backward in the layout the forward's
+  // projection read it) then costs no copy.
+  if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> innerPermutation = inner.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t dim : getPermutation())
+      composed.push_back(innerPermutation[dim]);
+    getOperandMutable().assign(inner.getOperand());
+    setPermutation(composed);
+    if (isIdentity(composed))
+      return getOperand();
+    return getResult();
+  }
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // SliceOp
 //===----------------------------------------------------------------------===//

@@ -318,6 +318,7 @@ def Fuse_TransposeOp : Fuse_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
     $operand `,` `permutation` `=` $permutation attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Fuse_SliceOp : Fuse_Op<"slice", [Pure, InferTypeOpAdaptor]> {
