@@ -347,10 +347,11 @@ class _Specialized:
             free = _input_free_nodes(traced)
             saved_here = {j for j, p in position_of.items() if p in positions}
             stripped = _saved_views.strip(traced, saved_here, lambda node: node not in free)
-            # ... and values the forward only reads through views that move
-            # data are stored as the view it computes anyway.
-            stripped.update(_saved_views.store_as_viewed(traced, saved_here - set(stripped),
-                                                         lambda node: node not in free))
+            # ... and a value the forward reads through views that move data
+            # is stored as the view it computes anyway, viewed back first.
+            viewed = _saved_views.store_as_viewed(traced, saved_here, lambda node: node not in free)
+            for j, ops in viewed.items():
+                stripped[j] = ops + stripped.get(j, [])
             saved_chains = {position_of[j]: ops for j, ops in stripped.items()}
         views, input_free = _return_roots(traced)
         # Results that are inputs as they came (the parameters a forward

@@ -4,7 +4,7 @@ gives the values back."""
 
 import torch
 
-from fuse.dynamo._saved_views import replay, strip
+from fuse.dynamo._saved_views import replay, store_as_viewed, strip
 from fuse.exporter._tracing import trace
 
 
@@ -151,7 +151,8 @@ def test_a_saved_value_read_through_views_that_move_data_is_stored_as_their_end(
     assert _shape_of(stored) != (2, 2, 6, 4) and "transpose" not in str(stored.target)
     # Nothing is stored in the value's own layout any more: no transpose of
     # it is written by the forward.
-    assert [str(op[0]) for op in chains[o_position]] == ["aten.reshape.default", "aten.transpose.int"]
+    ops = [str(op[0]) for op in chains[o_position]]
+    assert ops[-1] == "aten.transpose.int" and set(ops[:-1]) == {"aten.reshape.default"}, ops
     chained = {names[p]: ops for p, ops in chains.items()}
 
     def export(gm):
@@ -175,3 +176,31 @@ def test_a_saved_value_read_through_views_that_move_data_is_stored_as_their_end(
 def _shape_of(node):
     value = node.meta.get("val", node.meta.get("tensor_meta"))
     return tuple(value.shape)
+
+
+def test_views_stored_as_their_base_and_the_base_stored_as_its_readers_view_compose():
+    """A value saved itself and through a view of it (one stored value after
+    strip()), which the forward reads as a flattened transpose: both
+    positions become that view, and replaying the inverse views, then
+    strip()'s, gives each saved value back."""
+    def forward(x, w):
+        o = torch.tanh(x).view(2, 3, 2, 4).transpose(1, 2) * 2.0   # [B, H, T, D]
+        y = o.transpose(1, 2).contiguous().view(6, 8) @ w
+        return y.sum(), o.permute(0, 2, 1, 3)[:, :2], o
+
+    args = [torch.randn(2, 3, 8), torch.randn(8, 5)]
+    gm = trace(forward, args)
+    expected = _results(gm, args)
+    stripped = strip(gm, {1, 2}, computed=lambda node: True)
+    assert sorted(stripped) == [1]
+    viewed = store_as_viewed(gm, {1, 2}, computed=lambda node: True)
+    assert sorted(viewed) == [1, 2]
+    got = _results(gm, args)
+    assert got[1].shape == got[2].shape == (6, 8)  # one stored value: the projection's operand
+    for position in (1, 2):
+        ops = viewed[position] + stripped.get(position, [])
+        assert torch.equal(replay(got[position], ops), expected[position]), position
+    # Nothing in the forward transposes o for storing: the only transposes
+    # left are the model's own (into heads, and out of them for the GEMM).
+    transposes = [n for n in gm.graph.nodes if str(n.target) in ("aten.transpose.int", "aten.permute.default")]
+    assert len(transposes) == 2, [str(n) for n in transposes]

@@ -145,27 +145,27 @@ def _inverse(node):
 
 def store_as_viewed(traced, positions, computed):
     """Rewrites `traced` to return, at each of the result `positions` whose
-    value the forward only reads through a chain of views and copies that
-    moves data and ends in a reshape (an attention output transposed to
+    value the forward reads through a chain of views and copies that moves
+    data and ends in a reshape (an attention output transposed to
     [B, T, H, D] and flattened for the output projection), the chain's end
     instead. Returns {position: the ops that turn that end back into the
-    value}, as strip() does. The forward computes the chain's end anyway, so
-    storing it costs nothing, where storing the value itself cost a copy
-    kernel between the two layouts; Fuse writes the value through the views
-    (the flash kernels address their result by strides) and the backward
-    reads it back through the inverse views, which fold into their readers
-    (a transpose of a transpose is none). The chain's end may be saved too
-    (then both are one stored value). Positions whose value is an input, is
-    returned to others, or is not `computed` are left as they are, and so
-    are those whose chain's end is returned to others."""
+    value}, to apply before any ops strip() recorded for the position. The
+    forward computes the chain's end anyway, so storing it costs nothing,
+    where storing the value itself cost a copy kernel between the two
+    layouts; Fuse writes the value through the views (the flash kernels
+    address their result by strides) and the backward reads it back through
+    the inverse views, which fold into their readers (a transpose of a
+    transpose is none). A value may be stored at several positions (views
+    of it that strip() stored as it), and the chain's end may be saved too:
+    all are then one stored value. A value that is an input, is returned to
+    others or is not `computed`, or whose chain's end is returned to others,
+    is left as it is."""
     output = next(n for n in traced.graph.nodes if n.op == "output")
     results = list(output.args[0])
     others = {results[i] for i in range(len(results)) if i not in positions}
     chains = {}
-    for position in sorted(positions):
-        node = results[position]
-        if (not _is_node(node) or node.op == "placeholder" or node in others or results.count(node) != 1
-                or not computed(node)):
+    for node in dict.fromkeys(results[p] for p in sorted(positions)):
+        if not _is_node(node) or node.op == "placeholder" or node in others or not computed(node):
             continue
         chain, current = [], node
         while _shape(current) is not None:
@@ -183,8 +183,11 @@ def store_as_viewed(traced, positions, computed):
             chain.pop()
         if not any(str(op.target) in _MOVES_DATA for op in chain) or chain[-1] in others:
             continue
-        results[position] = chain[-1]
-        chains[position] = [op for op in (_inverse(n) for n in reversed(chain)) if op is not None]
+        inverse = [op for op in (_inverse(n) for n in reversed(chain)) if op is not None]
+        for position in positions:
+            if results[position] is node:
+                results[position] = chain[-1]
+                chains[position] = list(inverse)
     if chains:
         output.args = (tuple(results),)
         traced.graph.eliminate_dead_code()  # walked, never called: no recompile
