@@ -110,8 +110,13 @@ def export_step(step, *, index_bounds=None, name=None, tracing_mode=None, commen
 
 
 def _trace(fn, flat, tracing_mode):
+    # Attention with a mask computed from an input (an encoder's padding
+    # mask) is traced as the memory-efficient op, which Fuse maps to its
+    # flash kernels, rather than in SDPA's math form.
+    from .dynamo._masked_attention import routing
     try:
-        return _tracing.trace(fn, flat, tracing_mode)
+        with routing():
+            return _tracing.trace(fn, flat, tracing_mode)
     except TracingError as error:
         if isinstance(error.original, ExportError):
             raise error.original from None

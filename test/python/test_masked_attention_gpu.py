@@ -1,10 +1,12 @@
 """Attention whose mask comes from an input, through torch.compile(backend=
 "fuse"): the backend rewrites such SDPA calls to the memory-efficient op
 (python/fuse/dynamo/_masked_attention.py) so that Fuse sees one attention op with
-a mask operand, not SDPA's math form. Checked: the rewrite keeps SDPA's
-answer (bool and float masks, a length that is no multiple of 16, calls it
-leaves to SDPA), and a BERT-style layer with a padding mask compiles to
-Fuse's attention with a mask and matches eager, forward and backward.
+a mask operand, not SDPA's math form, and fuse.export's tracing (compile_step)
+routes SDPA calls the same way (`routing()`). Checked: the rewrite keeps
+SDPA's answer (bool and float masks, a length that is no multiple of 16,
+calls it leaves to SDPA), and a BERT-style layer with a padding mask
+compiles to Fuse's attention with a mask and matches eager, forward and
+backward, through the backend and through compile_step.
 
 Needs torch 2.x (and a CUDA GPU for all but the first test): skipped, with
 the reason, elsewhere.
@@ -32,6 +34,20 @@ def test_calls_it_cannot_take_stay_sdpa_on_the_cpu():
     gm = torch.fx.symbolic_trace(graph)
     assert _masked_attention.route(gm) == 1
     assert torch.equal(gm(q, k, v, mask), expected)
+
+
+def test_routing_hands_sdpa_calls_to_masked_attention_and_leaves_the_rest(monkeypatch):
+    q, k, v = torch.randn(3, 2, 4, 10, 8)
+    mask = torch.rand(2, 1, 10, 10) > 0.3
+    calls = []
+    monkeypatch.setattr(_masked_attention, "masked_attention", lambda *a, **kw: calls.append(kw) or a[0])
+    with _masked_attention.routing():
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.25)
+        total = torch.add(q, 1.0)  # any other function is itself
+    assert out is q and calls == [{"attn_mask": mask, "dropout_p": 0.25}]
+    assert torch.equal(total, q + 1.0)
+    F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # outside the context: SDPA
+    assert len(calls) == 1
 
 
 @pytest.mark.gpu
@@ -91,5 +107,34 @@ def test_a_padded_encoder_layer_compiles_to_fuses_attention_with_a_mask(cache, c
     assert "_safe_softmax" not in "".join(texts) and "fuse.softmax" not in forward
     # Padded queries attend to the kept keys: every row is defined.
     assert relative_error(out, expected) < 1e-3
+    for got, want in zip(grads, (p.grad for p in model.parameters())):
+        assert relative_error(got, want) < 1e-3
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.usefixtures("exact_f32")
+def test_a_padded_encoder_layer_through_compile_step_takes_fuses_attention_with_a_mask(cache):
+    """compile_step traces the module itself (no dynamo graph to rewrite):
+    the padding-masked SDPA reaches Fuse as one attention op with a mask
+    (before, as batched matmuls and a safe softmax), and the gradients
+    match eager's."""
+    import fuse
+    torch.manual_seed(0)
+    model = PaddedEncoderLayer().cuda()
+    x = torch.randn(4, 64, 128, device="cuda")
+    lengths = torch.tensor([64, 40, 17, 1], device="cuda")
+    step = fuse.compile_step(model, lambda out: out.square().mean(), ((x, lengths), None), amp=None,
+                             cache_dir=cache)
+    loss = step((x, lengths), None)
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    expected = model(x, lengths).square().mean()
+    expected.backward()
+    text = step.text
+    assert " mask(" in text.split("fuse.scaled_dot_product_attention ")[1].split("\n")[0]
+    assert "fuse.scaled_dot_product_attention_backward" in text
+    assert "fuse.softmax" not in text and "_safe_softmax" not in text
+    assert relative_error(loss, expected) < 1e-4
     for got, want in zip(grads, (p.grad for p in model.parameters())):
         assert relative_error(got, want) < 1e-3
