@@ -66,14 +66,17 @@ class _Routing(torch.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in self.targets:
-            return masked_attention(*args, **kwargs)
+            return masked_attention(*args, _any_device=True, **kwargs)
         return func(*args, **kwargs)
 
 
 def routing():
     """A context in which SDPA calls that `_takes` go to the memory-efficient
     op with their mask as a bias (fuse.export traces modules in it); none
-    where torch has no SDPA (torch 1.x), so tracing is left as it was."""
+    where torch has no SDPA (torch 1.x), so tracing is left as it was. The
+    exporter traces a CPU copy of the model on fake tensors (compile_step
+    does too), so here the op is taken on any device: only its meta
+    function runs, and a Fuse graph has no device."""
     import contextlib
     return _Routing() if _sdpa_targets() else contextlib.nullcontext()
 
@@ -91,13 +94,15 @@ def _autocast_dtype(device_type):
         return torch.get_autocast_gpu_dtype()
 
 
-def _takes(query, key, value, attn_mask, is_causal, enable_gqa):
+def _takes(query, key, value, attn_mask, is_causal, enable_gqa, any_device=False):
     if attn_mask is None or is_causal or enable_gqa or not isinstance(attn_mask, torch.Tensor):
         return False
     if attn_mask.requires_grad or attn_mask.dim() > 4:
         return False
     tensors = (query, key, value)
-    if any(t.dim() != 4 or not t.is_cuda for t in tensors) or not attn_mask.is_cuda:
+    if any(t.dim() != 4 for t in tensors):
+        return False
+    if not any_device and not (all(t.is_cuda for t in tensors) and attn_mask.is_cuda):
         return False
     dtype = query.dtype
     return dtype in (torch.float16, torch.bfloat16, torch.float32) and key.dtype == dtype and value.dtype == dtype
@@ -119,10 +124,10 @@ def _bias(attn_mask, query, key):
 
 
 def masked_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                     enable_gqa=False):
+                     enable_gqa=False, _any_device=False):
     """F.scaled_dot_product_attention, through the memory-efficient op where
     `_takes` says Fuse should see it whole."""
-    if not _takes(query, key, value, attn_mask, is_causal, enable_gqa):
+    if not _takes(query, key, value, attn_mask, is_causal, enable_gqa, _any_device):
         extra = {"enable_gqa": True} if enable_gqa else {}
         return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                                               is_causal=is_causal, scale=scale, **extra)
