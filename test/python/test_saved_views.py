@@ -58,54 +58,15 @@ def test_an_aot_autograd_step_with_saved_views_stored_as_bases_matches_torch():
     forward's saved views returned as their bases and run on Fuse's
     interpreter, the backward replaying the views on them; the gradients
     equal torch's."""
-    import warnings
-
-    from functorch.compile import aot_function, default_partition
-
-    from fuse.dynamo import _graph_rng
-    from fuse.dynamo._saved_slabs import SavedValues
-    from test_partition import InterpreterGraph, relative_error
-
     def step(x, w1, w2):
         a = torch.tanh(x @ w1.t())
         return (a.t() @ w2).square().sum()  # the backward of w2 reads a.t()
 
-    from conftest import keeping_compilers
-    graphs, capture = keeping_compilers()
-
     args = [torch.randn(8, 16), torch.randn(12, 16), torch.randn(8, 5)]
-    leaves = [a.clone().requires_grad_() for a in args]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        aot_function(step, fw_compiler=capture("forward"), bw_compiler=capture("backward"),
-                     partition_fn=default_partition)(*leaves).backward()
-    expected = [leaf.grad for leaf in leaves]
-    forward, backward = graphs["forward"], graphs["backward"]
-    saved = SavedValues()
-    saved.note_partition(backward, num_fwd_outputs=1)
-    returned = list(next(n for n in forward.graph.nodes if n.op == "output").args[0])
-    names = [n.name for n in returned]
-    chains = strip(forward, saved.saved_positions(returned), computed=lambda node: True)
+    forward, backward, expected, returned, positions = _aot_graphs(step, args)
+    chains = strip(forward, positions, computed=lambda node: True)
     assert chains, "the forward saves a view of a computed value"
-    chained = {names[p]: ops for p, ops in chains.items()}
-
-    def export(gm):
-        names = [str(n.target) for n in gm.graph.nodes if n.op == "placeholder"]
-        return InterpreterGraph(_graph_rng.export(gm, names, "graph")[0])
-
-    forward_results = export(forward)(args)
-    by_name = dict(zip(names, forward_results))
-    placeholders = [n.name for n in backward.graph.nodes if n.op == "placeholder"]
-
-    def backward_step(*inputs):
-        inputs = [replay(t, chained[n]) if n in chained else t for n, t in zip(placeholders, inputs)]
-        return tuple(torch.fx.Interpreter(backward).run(*inputs))
-
-    values = [by_name[n] if n in by_name else torch.ones(()) for n in placeholders]  # tangents_1: d(loss) = 1
-    gradients = export(trace(backward_step, values))(values)
-    assert len(gradients) == 3
-    for got, want in zip(gradients, expected):
-        assert relative_error(got, want) < 1e-5
+    _check_gradients_through_fuse(forward, backward, returned, chains, args, expected)
 
 
 def test_a_saved_value_read_through_views_that_move_data_is_stored_as_their_end():
@@ -115,35 +76,13 @@ def test_a_saved_value_read_through_views_that_move_data_is_stored_as_their_end(
     anyway (no copy between the two layouts); the backward gets `o` back by
     the inverse views; the gradients through Fuse's interpreter equal
     torch's."""
-    import warnings
-
-    from functorch.compile import aot_function, default_partition
-
-    from fuse.dynamo import _graph_rng
-    from fuse.dynamo._saved_slabs import SavedValues
-    from fuse.dynamo._saved_views import store_as_viewed
-    from test_partition import InterpreterGraph, relative_error
-
     def step(x, w1, w2):
         o = torch.tanh(x @ w1).view(2, 6, 2, 4).transpose(1, 2) * 2.0  # [B, H, T, D], computed
         y = o.transpose(1, 2).contiguous().view(2, 6, 8) @ w2           # the projection reads it so
         return y.square().sum() + o.square().sum()                      # the backward needs o itself
 
-    from conftest import keeping_compilers
-    graphs, capture = keeping_compilers()
     args = [torch.randn(2, 6, 8), torch.randn(8, 8), torch.randn(8, 5)]
-    leaves = [a.clone().requires_grad_() for a in args]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        aot_function(step, fw_compiler=capture("forward"), bw_compiler=capture("backward"),
-                     partition_fn=default_partition)(*leaves).backward()
-    expected = [leaf.grad for leaf in leaves]
-    forward, backward = graphs["forward"], graphs["backward"]
-    saved = SavedValues()
-    saved.note_partition(backward, num_fwd_outputs=1)
-    returned = list(next(n for n in forward.graph.nodes if n.op == "output").args[0])
-    names = [n.name for n in returned]
-    positions = saved.saved_positions(returned)
+    forward, backward, expected, returned, positions = _aot_graphs(step, args)
     o_position = next(p for p in positions if _shape_of(returned[p]) == (2, 2, 6, 4))
     chains = store_as_viewed(forward, positions, computed=lambda node: True)
     assert list(chains) == [o_position], chains
@@ -153,22 +92,57 @@ def test_a_saved_value_read_through_views_that_move_data_is_stored_as_their_end(
     # it is written by the forward.
     ops = [str(op[0]) for op in chains[o_position]]
     assert ops[-1] == "aten.transpose.int" and set(ops[:-1]) == {"aten.reshape.default"}, ops
+    _check_gradients_through_fuse(forward, backward, returned, chains, args, expected)
+
+
+def _aot_graphs(step, args):
+    """AOTAutograd's forward and backward of `step` (default partition), the
+    gradients torch computes, the forward's results and the positions of
+    those the backward reads (saved)."""
+    import warnings
+
+    from functorch.compile import aot_function, default_partition
+
+    from conftest import keeping_compilers
+    from fuse.dynamo._saved_slabs import SavedValues
+
+    graphs, capture = keeping_compilers()
+    leaves = [a.clone().requires_grad_() for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        aot_function(step, fw_compiler=capture("forward"), bw_compiler=capture("backward"),
+                     partition_fn=default_partition)(*leaves).backward()
+    forward, backward = graphs["forward"], graphs["backward"]
+    saved = SavedValues()
+    saved.note_partition(backward, num_fwd_outputs=1)
+    returned = list(next(n for n in forward.graph.nodes if n.op == "output").args[0])
+    return forward, backward, [leaf.grad for leaf in leaves], returned, saved.saved_positions(returned)
+
+
+def _check_gradients_through_fuse(forward, backward, returned, chains, args, expected):
+    """Runs the rewritten forward on Fuse's interpreter and the backward,
+    with `chains` replayed on what the forward stored, traced and run there
+    too; the gradients equal torch's."""
+    from fuse.dynamo import _graph_rng
+    from test_partition import InterpreterGraph, relative_error
+
+    names = [n.name for n in returned]
     chained = {names[p]: ops for p, ops in chains.items()}
 
     def export(gm):
         placeholder_names = [str(n.target) for n in gm.graph.nodes if n.op == "placeholder"]
         return InterpreterGraph(_graph_rng.export(gm, placeholder_names, "graph")[0])
 
-    forward_results = export(forward)(args)
-    by_name = dict(zip(names, forward_results))
+    by_name = dict(zip(names, export(forward)(args)))
     placeholders = [n.name for n in backward.graph.nodes if n.op == "placeholder"]
 
     def backward_step(*inputs):
         inputs = [replay(t, chained[n]) if n in chained else t for n, t in zip(placeholders, inputs)]
         return tuple(torch.fx.Interpreter(backward).run(*inputs))
 
-    values = [by_name[n] if n in by_name else torch.ones(()) for n in placeholders]
+    values = [by_name[n] if n in by_name else torch.ones(()) for n in placeholders]  # tangents_1: d(loss) = 1
     gradients = export(trace(backward_step, values))(values)
+    assert len(gradients) == len(expected)
     for got, want in zip(gradients, expected):
         assert relative_error(got, want) < 1e-5
 
