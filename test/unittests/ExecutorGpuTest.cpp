@@ -421,9 +421,10 @@ TEST(ExecutorGpu, SharedScratchServesExecutorsInTurn) {
     a.expectResults();
     b.expectResults();
   }
-  if ((*scratch)->arena() != before)
+  if ((*scratch)->arena() != before) {
     EXPECT_EQ(small->graphCaptures(), captures + 1)
         << "one capture for the moved arena, then replays";
+  }
 
   // Another stream: the small executor's run must wait for the large one's.
   cudaStream_t first = nullptr, second = nullptr;
