@@ -346,6 +346,9 @@ class _Specialized:
             positions = saved.saved_positions(returned)
             free = _input_free_nodes(traced)
             saved_here = {j for j, p in position_of.items() if p in positions}
+            # A cast of repeated key/value heads is saved as the cast heads,
+            # repeated in the backward.
+            _saved_views.hoist_casts(traced, saved_here, lambda node: node not in free)
             stripped = _saved_views.strip(traced, saved_here, lambda node: node not in free)
             # ... and a value the forward reads through views that move data
             # is stored as the view it computes anyway, viewed back first.

@@ -178,3 +178,30 @@ def test_views_stored_as_their_base_and_the_base_stored_as_its_readers_view_comp
     # left are the model's own (into heads, and out of them for the GEMM).
     transposes = [n for n in gm.graph.nodes if str(n.target) in ("aten.transpose.int", "aten.permute.default")]
     assert len(transposes) == 2, [str(n) for n in transposes]
+
+
+def test_a_saved_cast_of_repeated_heads_is_stored_as_the_cast_heads():
+    """Grouped-query attention's saved keys as AOTAutograd traces them under
+    autocast: repeat_kv's views (unsqueeze, expand, a reshape that clones),
+    then a cast. Stored as the cast of the heads before the repeat (G times
+    fewer bytes); replaying the chain gives the saved value back."""
+    from fuse.dynamo._saved_views import hoist_casts
+
+    def forward(x, w):
+        k = torch.tanh(x @ w).view(2, 5, 2, 4).transpose(1, 2)            # [B, Hkv, T, D]
+        repeated = k[:, :, None].expand(2, 2, 3, 5, 4).reshape(2, 6, 5, 4)  # [B, Hkv * G, T, D]
+        saved = repeated.to(torch.bfloat16)
+        return saved.float().sum(), saved
+
+    args = [torch.randn(10, 8), torch.randn(8, 8)]
+    gm = trace(forward, args)
+    expected = _results(gm, args)
+    assert hoist_casts(gm, {1}, computed=lambda node: True) == 1
+    chains = strip(gm, {1}, computed=lambda node: True)
+    got = _results(gm, args)
+    assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3
+    assert torch.equal(replay(got[1], chains[1]), expected[1])
+    assert torch.equal(got[0], expected[0])
+    # A cast of views that repeat nothing is left alone (no bytes to save).
+    gm = trace(lambda x, w: (x.sum(), torch.tanh(x @ w).t().to(torch.bfloat16)), args)
+    assert hoist_casts(gm, {1}, computed=lambda node: True) == 0

@@ -18,16 +18,19 @@ at worst, copies there instead.
 
 import operator
 
-__all__ = ["strip", "store_as_viewed", "replay"]
+__all__ = ["hoist_casts", "strip", "store_as_viewed", "replay"]
 
 # Single-input ATen ops that only view their input (the rest of their
 # arguments constants): a chain of them from a value is replayed on it.
+# A clone is the same values (torch writes a reshape of an expanded tensor,
+# repeat_kv's, as a clone and a view).
 _VIEWS = {"aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
           "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default", "aten.squeeze.dim",
           "aten.squeeze.dims", "aten.squeeze.default", "aten.alias.default", "aten.expand.default",
-          "aten.slice.Tensor", "aten.select.int"}
-# Views whose validity depends on the input's strides: replayed as reshapes.
-_SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default"}
+          "aten.slice.Tensor", "aten.select.int", "aten.clone.default", "aten._reshape_alias.default"}
+# Views whose validity depends on the input's strides: replayed as reshapes
+# (of their first argument, the shape).
+_SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default"}
 # Multi-result views, taken apart by getitem.
 _SPLITS = {"aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int"}
 
@@ -55,6 +58,19 @@ def _shape(node):
     meta = node.meta.get("val", node.meta.get("tensor_meta")) if _is_node(node) else None
     shape = getattr(meta, "shape", None)
     return tuple(shape) if shape is not None else None
+
+
+def _value_of(node):
+    """A tensor standing for a node's value, to run ops on for the metadata
+    of new nodes: the trace's fake tensor, or (torch 1.13, which records
+    only shapes) an empty tensor on the meta device; None if neither."""
+    if "val" in node.meta:
+        return node.meta["val"]
+    meta = node.meta.get("tensor_meta")
+    if meta is None or not hasattr(meta, "stride"):
+        return None
+    import torch
+    return torch.empty_strided(tuple(meta.shape), tuple(meta.stride), dtype=meta.dtype, device="meta")
 
 
 def _is_empty(node):
@@ -85,6 +101,52 @@ def _step_back(node):
                 and _constant((split.args[1:], split.kwargs))):
             return split.args[0], (split.target, tuple(split.args[1:]), dict(split.kwargs), node.args[1])
     return None
+
+
+def hoist_casts(traced, positions, computed):
+    """Rewrites `traced` so that a saved value that is a dtype cast of an
+    expanding chain of views of a computed value (autocast's cast of keys
+    and values that repeat_kv repeated per query head, saved for attention's
+    backward) is returned as the same views of the cast value instead, which
+    strip() then stores as the cast value alone: G times fewer bytes, and the
+    attention kernels read the repeated heads from it (the dialect takes
+    repeat_kv's views away). Returns how many positions changed."""
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    results = list(output.args[0])
+    changed = 0
+    for position in sorted(positions):
+        node = results[position]
+        if (not _is_node(node) or node.op != "call_function" or str(node.target) != "aten._to_copy.default"
+                or len(node.args) != 1 or set(node.kwargs) != {"dtype"} or not _is_node(node.args[0])):
+            continue
+        ops, base = [], node.args[0]
+        while True:
+            step = _step_back(base)
+            if step is None:
+                break
+            base, op = step
+            ops.append(op)
+        if (not any(str(op[0]) == "aten.expand.default" for op in ops) or base.op == "placeholder"
+                or not computed(base) or _value_of(base) is None):
+            continue
+        with traced.graph.inserting_before(output):
+            current = traced.graph.call_function(node.target, (base,), dict(node.kwargs))
+            current.meta["val"] = node.target(_value_of(base), **node.kwargs)
+            for target, args, kwargs, index in reversed(ops):
+                value = target(current.meta["val"], *args, **kwargs)
+                current = traced.graph.call_function(target, (current,) + tuple(args), dict(kwargs))
+                current.meta["val"] = value
+                if index is not None:
+                    current = traced.graph.call_function(operator.getitem, (current, index))
+                    current.meta["val"] = value[index]
+        if tuple(current.meta["val"].shape) != _shape(node) or current.meta["val"].dtype != _value_of(node).dtype:
+            raise RuntimeError(f"internal: hoisting the cast of saved value {node.name} changed its type")
+        results[position] = current
+        changed += 1
+    if changed:
+        output.args = (tuple(results),)
+        traced.graph.eliminate_dead_code()  # walked, never called: no recompile
+    return changed
 
 
 def strip(traced, positions, computed):
@@ -202,7 +264,7 @@ def replay(tensor, ops):
     import torch
     for target, args, kwargs, index in ops:
         if str(target) in _SHAPE_VIEWS:
-            target = torch.ops.aten.reshape.default
+            target, args = torch.ops.aten.reshape.default, args[:1]
         tensor = target(tensor, *args, **kwargs)
         if index is not None:
             tensor = tensor[index]
