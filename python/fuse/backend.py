@@ -767,7 +767,7 @@ def _on_cpu(gm):
         return value
 
     class CpuInterpreter(torch.fx.Interpreter):
-        constants = {}  # attribute path -> its CPU copy, made once for every call
+        constants = {}  # attribute path -> its CPU copy, made once (a class per graph)
 
         def fetch_attr(self, target):
             value = super().fetch_attr(target)
@@ -780,7 +780,6 @@ def _on_cpu(gm):
         def call_function(self, target, args, kwargs):
             return super().call_function(target, map_aggregate(args, to_cpu), map_aggregate(kwargs, to_cpu))
 
-    CpuInterpreter.constants = {}
     return CpuInterpreter
 
 

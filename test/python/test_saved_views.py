@@ -205,3 +205,17 @@ def test_a_saved_cast_of_repeated_heads_is_stored_as_the_cast_heads():
     # A cast of views that repeat nothing is left alone (no bytes to save).
     gm = trace(lambda x, w: (x.sum(), torch.tanh(x @ w).t().to(torch.bfloat16)), args)
     assert hoist_casts(gm, {1}, computed=lambda node: True) == 0
+
+
+def test_a_concatenation_onto_an_empty_cache_of_another_dtype_is_no_view():
+    """An f32 cache promotes bf16 keys: the cat is a cast, not an alias, so
+    the saved value stays the cat's result (storing its bf16 operand would
+    hand the backward another dtype than it was traced with)."""
+    def forward(x, w):
+        h = torch.tanh(x @ w).to(torch.bfloat16)
+        return h.float().sum(), torch.cat([torch.zeros(4, 0), h], dim=1)
+
+    args = [torch.randn(4, 5), torch.randn(5, 6)]
+    gm = trace(forward, args)
+    assert strip(gm, {1}, computed=lambda node: True) == {}
+    assert _results(gm, args)[1].dtype == torch.float32

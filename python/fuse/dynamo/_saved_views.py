@@ -73,6 +73,11 @@ def _value_of(node):
     return torch.empty_strided(tuple(meta.shape), tuple(meta.stride), dtype=meta.dtype, device="meta")
 
 
+def _dtype(node):
+    value = _value_of(node)
+    return None if value is None else value.dtype
+
+
 def _is_empty(node):
     shape = _shape(node)
     return shape is not None and any(d == 0 for d in shape)
@@ -90,9 +95,11 @@ def _step_back(node):
         # A concatenation with empty tensors (a key/value cache that starts
         # empty: transformers' DynamicCache cats each layer's keys and values
         # onto it, in training too) is its one non-empty operand.
+        # Only where it keeps the dtype too: a cat with an f32 cache promotes
+        # bf16 keys to f32, which an alias would not.
         kept = [t for t in node.args[0] if not _is_empty(t)]
         if (len(kept) == 1 and _is_node(kept[0]) and all(_is_node(t) for t in node.args[0])
-                and _shape(kept[0]) == _shape(node)):
+                and _shape(kept[0]) == _shape(node) and _dtype(kept[0]) == _dtype(node)):
             import torch
             return kept[0], (torch.ops.aten.alias.default, (), {}, None)
     if node.target is operator.getitem and _is_node(node.args[0]) and isinstance(node.args[1], int):
