@@ -202,20 +202,40 @@ def test_a_saved_cast_of_repeated_heads_is_stored_as_the_cast_heads():
     assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3
     assert torch.equal(replay(got[1], chains[1]), expected[1])
     assert torch.equal(got[0], expected[0])
+    # Values through a cache of a wider dtype first (Llama's): bf16 heads
+    # promoted to f32 by the cat, repeated, cast back to bf16.
+    def through_cache(x, w):
+        v = torch.tanh(x @ w).to(torch.bfloat16).view(2, 5, 2, 4).transpose(1, 2)
+        cached = torch.cat([torch.zeros(2, 2, 0, 4), v], dim=2)
+        saved = cached[:, :, None].expand(2, 2, 3, 5, 4).reshape(2, 6, 5, 4).to(torch.bfloat16)
+        return saved.float().sum(), saved
+
+    gm = trace(through_cache, args)
+    expected = _results(gm, args)
+    assert hoist_casts(gm, {1}, computed=lambda node: True) == 1
+    chains = strip(gm, {1}, computed=lambda node: True)
+    got = _results(gm, args)
+    assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3
+    assert torch.equal(replay(got[1], chains[1]), expected[1])
     # A cast of views that repeat nothing is left alone (no bytes to save).
     gm = trace(lambda x, w: (x.sum(), torch.tanh(x @ w).t().to(torch.bfloat16)), args)
     assert hoist_casts(gm, {1}, computed=lambda node: True) == 0
 
 
-def test_a_concatenation_onto_an_empty_cache_of_another_dtype_is_no_view():
-    """An f32 cache promotes bf16 keys: the cat is a cast, not an alias, so
-    the saved value stays the cat's result (storing its bf16 operand would
-    hand the backward another dtype than it was traced with)."""
+def test_a_concatenation_onto_an_empty_cache_of_a_wider_dtype_is_a_cast_back():
+    """An f32 cache promotes bf16 keys: the cat is an exact widening cast,
+    not an alias. The bf16 operand is stored (half the bytes) and the
+    backward casts it back, so it gets the dtype it was traced with."""
     def forward(x, w):
         h = torch.tanh(x @ w).to(torch.bfloat16)
         return h.float().sum(), torch.cat([torch.zeros(4, 0), h], dim=1)
 
     args = [torch.randn(4, 5), torch.randn(5, 6)]
     gm = trace(forward, args)
-    assert strip(gm, {1}, computed=lambda node: True) == {}
-    assert _results(gm, args)[1].dtype == torch.float32
+    expected = _results(gm, args)
+    chains = strip(gm, {1}, computed=lambda node: True)
+    got = _results(gm, args)
+    assert got[1].dtype == torch.bfloat16 and [str(op[0]) for op in chains[1]] == ["aten._to_copy.default"]
+    assert replay(got[1], chains[1]).dtype == torch.float32
+    assert torch.equal(replay(got[1], chains[1]), expected[1])
+

@@ -95,13 +95,18 @@ def _step_back(node):
         # A concatenation with empty tensors (a key/value cache that starts
         # empty: transformers' DynamicCache cats each layer's keys and values
         # onto it, in training too) is its one non-empty operand.
-        # Only where it keeps the dtype too: a cat with an f32 cache promotes
-        # bf16 keys to f32, which an alias would not.
+        # A cache of a wider dtype (f32, for bf16 keys under autocast)
+        # promotes the operand: exactly, so it is the operand cast back.
         kept = [t for t in node.args[0] if not _is_empty(t)]
         if (len(kept) == 1 and _is_node(kept[0]) and all(_is_node(t) for t in node.args[0])
-                and _shape(kept[0]) == _shape(node) and _dtype(kept[0]) == _dtype(node)):
+                and _shape(kept[0]) == _shape(node)):
             import torch
-            return kept[0], (torch.ops.aten.alias.default, (), {}, None)
+            source, target = _dtype(kept[0]), _dtype(node)
+            if source == target:
+                return kept[0], (torch.ops.aten.alias.default, (), {}, None)
+            if (source is not None and target is not None and source.is_floating_point
+                    and target.is_floating_point and torch.finfo(target).bits > torch.finfo(source).bits):
+                return kept[0], (torch.ops.aten._to_copy.default, (), {"dtype": target}, None)
     if node.target is operator.getitem and _is_node(node.args[0]) and isinstance(node.args[1], int):
         split = node.args[0]
         if (split.op == "call_function" and str(split.target) in _SPLITS and _is_node(split.args[0])
@@ -140,6 +145,8 @@ def hoist_casts(traced, positions, computed):
             current = traced.graph.call_function(node.target, (base,), dict(node.kwargs))
             current.meta["val"] = node.target(_value_of(base), **node.kwargs)
             for target, args, kwargs, index in reversed(ops):
+                if str(target) == "aten._to_copy.default":
+                    continue  # a widening cast (a promoting cat): exact, and the cast above narrows again
                 value = target(current.meta["val"], *args, **kwargs)
                 current = traced.graph.call_function(target, (current,) + tuple(args), dict(kwargs))
                 current.meta["val"] = value
