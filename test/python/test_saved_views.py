@@ -193,15 +193,6 @@ def test_a_saved_cast_of_repeated_heads_is_stored_as_the_cast_heads():
         saved = repeated.to(torch.bfloat16)
         return saved.float().sum(), saved
 
-    args = [torch.randn(10, 8), torch.randn(8, 8)]
-    gm = trace(forward, args)
-    expected = _results(gm, args)
-    assert hoist_casts(gm, {1}, computed=lambda node: True) == 1
-    chains = strip(gm, {1}, computed=lambda node: True)
-    got = _results(gm, args)
-    assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3
-    assert torch.equal(replay(got[1], chains[1]), expected[1])
-    assert torch.equal(got[0], expected[0])
     # Values through a cache of a wider dtype first (Llama's): bf16 heads
     # promoted to f32 by the cat, repeated, cast back to bf16.
     def through_cache(x, w):
@@ -210,13 +201,16 @@ def test_a_saved_cast_of_repeated_heads_is_stored_as_the_cast_heads():
         saved = cached[:, :, None].expand(2, 2, 3, 5, 4).reshape(2, 6, 5, 4).to(torch.bfloat16)
         return saved.float().sum(), saved
 
-    gm = trace(through_cache, args)
-    expected = _results(gm, args)
-    assert hoist_casts(gm, {1}, computed=lambda node: True) == 1
-    chains = strip(gm, {1}, computed=lambda node: True)
-    got = _results(gm, args)
-    assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3
-    assert torch.equal(replay(got[1], chains[1]), expected[1])
+    args = [torch.randn(10, 8), torch.randn(8, 8)]
+    for step in (forward, through_cache):
+        gm = trace(step, args)
+        expected = _results(gm, args)
+        assert hoist_casts(gm, {1}, computed=lambda node: True) == 1, step.__name__
+        chains = strip(gm, {1}, computed=lambda node: True)
+        got = _results(gm, args)
+        assert got[1].dtype == torch.bfloat16 and got[1].numel() == expected[1].numel() // 3, step.__name__
+        assert torch.equal(replay(got[1], chains[1]), expected[1]), step.__name__
+        assert torch.equal(got[0], expected[0]), step.__name__
     # A cast of views that repeat nothing is left alone (no bytes to save).
     gm = trace(lambda x, w: (x.sum(), torch.tanh(x @ w).t().to(torch.bfloat16)), args)
     assert hoist_casts(gm, {1}, computed=lambda node: True) == 0

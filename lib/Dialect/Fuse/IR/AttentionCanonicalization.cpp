@@ -122,9 +122,12 @@ std::optional<RepeatedHeads> repeatedHeads(Value repeated) {
     return std::nullopt;
   SmallVector<int64_t> compactShape{full[0], full[1], full[3], full[4]};
   ArrayRef<int64_t> dims = broadcast.getDims();
-  bool unitGroup = sourceType.getRank() == 5 && llvm::equal(dims, ArrayRef<int64_t>{0, 1, 2, 3, 4}) &&
-                   sourceType.getShape() == ArrayRef<int64_t>{full[0], full[1], 1, full[3], full[4]};
-  bool noGroup = sourceType.getRank() == 4 && llvm::equal(dims, ArrayRef<int64_t>{0, 1, 3, 4}) &&
+  SmallVector<int64_t> unitShape{full[0], full[1], 1, full[3], full[4]};
+  bool unitGroup = sourceType.getRank() == 5 &&
+                   llvm::equal(dims, ArrayRef<int64_t>{0, 1, 2, 3, 4}) &&
+                   sourceType.getShape() == ArrayRef<int64_t>(unitShape);
+  bool noGroup = sourceType.getRank() == 4 &&
+                 llvm::equal(dims, ArrayRef<int64_t>{0, 1, 3, 4}) &&
                  sourceType.getShape() == ArrayRef<int64_t>(compactShape);
   if (!unitGroup && !noGroup)
     return std::nullopt;
@@ -187,7 +190,8 @@ std::optional<SmallVector<Operation *, 3>> groupSum(Value grad, const RepeatedHe
     return std::nullopt;
   chain.push_back(reshape);
   auto reduce = dyn_cast_or_null<ReduceOp>(onlyUser(reshape.getResult()));
-  if (!reduce || reduce.getKind() != ReduceKind::Sum || !llvm::equal(reduce.getDims(), ArrayRef<int64_t>{2}))
+  if (!reduce || reduce.getKind() != ReduceKind::Sum ||
+      !llvm::equal(reduce.getDims(), ArrayRef<int64_t>{2}))
     return std::nullopt;
   chain.push_back(reduce);
   return chain;
@@ -233,9 +237,9 @@ struct AttentionBackwardReadsRepeatedHeadsOnce : OpRewritePattern<AttentionBackw
       Value replacement = grad;
       auto gradType = cast<RankedTensorType>(grad.getType());
       if (gradType.getElementType() != sumType.getElementType())
-        replacement = CastOp::create(rewriter, sum.getLoc(),
-                                     RankedTensorType::get(gradType.getShape(), sumType.getElementType()),
-                                     replacement);
+        replacement = CastOp::create(
+            rewriter, sum.getLoc(),
+            RankedTensorType::get(gradType.getShape(), sumType.getElementType()), replacement);
       if (replacement.getType() != sumType)
         replacement = ReshapeOp::create(rewriter, sum.getLoc(), sumType, replacement);
       rewriter.replaceAllUsesWith(sum.getResult(), replacement);
