@@ -143,3 +143,29 @@ def test_a_graph_run_eagerly_after_fuse_takes_views_as_reshapes():
     assert not any(n.target is torch.ops.aten.view.default for n in eager.graph.nodes)
     assert torch.equal(eager(saved), saved.permute(0, 2, 1, 3).reshape(2, 5, 12))
     assert all(n.target is not operator.getitem for n in eager.graph.nodes)
+
+
+def test_a_constant_attention_mask_is_classified_by_what_it_keeps():
+    """The exporter's reading of a constant attention mask: the causal
+    pattern becomes the `causal` flag, a mask that keeps everything is
+    dropped, anything else (a float bias, a padding pattern) stays a mask.
+    Expanded masks (every head sharing one [B, 1, T, T] mask through a zero
+    stride) are read once per distinct element and classified the same."""
+    from fuse.exporter._aten_nn import _constant_mask_pattern
+    t = 16
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    minimum = torch.finfo(torch.float32).min
+    additive = torch.zeros(2, 1, t, t).masked_fill(~causal, minimum)
+    assert _constant_mask_pattern(causal, t, t) == "causal"
+    assert _constant_mask_pattern(causal.expand(2, 12, t, t), t, t) == "causal"
+    assert _constant_mask_pattern(additive, t, t) == "causal"
+    assert _constant_mask_pattern(additive.expand(2, 12, t, t), t, t) == "causal"
+    assert _constant_mask_pattern(torch.ones(1, 1, 1, t, dtype=torch.bool), t, t) == "all"
+    assert _constant_mask_pattern(torch.zeros(2, 1, t, t), t, t) == "all"
+    bias = additive.clone()
+    bias[1, 0, 5, 3] = 0.5  # a learned or relative-position bias: not a keep/drop pattern
+    assert _constant_mask_pattern(bias, t, t) is None
+    padded = causal.clone()
+    padded[:, -2:] = False  # the last two keys padded away
+    assert _constant_mask_pattern(padded, t, t) is None
+    assert _constant_mask_pattern(causal.t(), t, t) is None  # anti-causal
