@@ -285,7 +285,7 @@ class _Specialized:
                 plan[position] = ("value", node)
             elif _is_attention_extra(node):
                 plan[position] = ("value", _placeholder_stand_in(node.meta.get("val")))
-        on_cpu = _on_cpu(gm)  # an Interpreter class
+        on_cpu = _on_cpu(gm)
         # A backward's saved values that arrive in a forward's slab: traced
         # with their own metadata, bound at the slab's address plus offset.
         # A saved value stored as its base arrives as that base, and the
@@ -310,7 +310,7 @@ class _Specialized:
                 full[position] = _saved_views.replay(tensor, replayed[position]) if position in replayed else tensor
             for position, value in baked.items():
                 full[position] = value
-            result = on_cpu(gm).run(*full)
+            result = on_cpu.run(*full)
             result = [result] if self.single else list(result)
             selected = []
             for position, value in enumerate(result):
@@ -767,7 +767,9 @@ def _on_cpu(gm):
         return value
 
     class CpuInterpreter(torch.fx.Interpreter):
-        constants = {}  # attribute path -> its CPU copy, made once (a class per graph)
+        def __init__(self, module):
+            super().__init__(module)
+            self.constants = {}  # attribute path -> its CPU copy, made once
 
         def fetch_attr(self, target):
             value = super().fetch_attr(target)
@@ -780,7 +782,7 @@ def _on_cpu(gm):
         def call_function(self, target, args, kwargs):
             return super().call_function(target, map_aggregate(args, to_cpu), map_aggregate(kwargs, to_cpu))
 
-    return CpuInterpreter
+    return CpuInterpreter(gm)
 
 
 def _with_reshapes(gm):
