@@ -37,6 +37,14 @@ mlir::LogicalResult lowerLoopFusion(mlir::fuse::FusionOp fusion,
 /// a warp or a block per row, the row kept in registers when it fits.
 mlir::LogicalResult lowerRowReductionFusion(mlir::fuse::FusionOp fusion,
                                             CodegenContext &context);
+/// How many blocks each row of a row reduction fusion is split over (1:
+/// the row template's block per row), and the split lowering: few long rows
+/// (SplitRowReductionFusion.cpp). `levels` as reductionLevels gives them.
+int64_t rowSplits(mlir::fuse::FusionOp fusion, llvm::ArrayRef<int> levels,
+                  int64_t rows, int64_t rowLength);
+mlir::LogicalResult lowerSplitRowReduction(mlir::fuse::FusionOp fusion, CodegenContext &context,
+                                           llvm::ArrayRef<mlir::fuse::ReduceOp> reduces,
+                                           int64_t rows, int64_t rowLength, int64_t splits);
 /// Reductions over the leading dimensions (bias and norm-weight
 /// gradients): tiled, split over rows with atomics when columns are few.
 mlir::LogicalResult lowerColumnReductionFusion(mlir::fuse::FusionOp fusion,

@@ -165,6 +165,8 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
                                 << ") nor per element (" << rows * rowLength << ")";
   }
   std::vector<int> levels = reductionLevels(reduces);
+  if (int64_t splits = rowSplits(fusion, levels, rows, rowLength); splits > 1)
+    return lowerSplitRowReduction(fusion, context, reduces, rows, rowLength, splits);
   int deepest = *std::max_element(levels.begin(), levels.end());
   RowSchedule schedule = scheduleRows(rowLength);
 

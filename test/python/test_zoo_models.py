@@ -139,7 +139,10 @@ def _fake_run(calls):
 
 def test_run_py_measures_every_model_with_fuse_not_falling_back(tmp_path, monkeypatch):
     calls = []
+    # Both probes stubbed: the real ones fork a child, which a process that
+    # has touched CUDA (an earlier GPU test in the same pytest run) cannot.
     monkeypatch.setattr(runner, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(runner, "gpu_count", lambda: 1)
     monkeypatch.setattr(workloads, "preload", lambda chosen: None)
     monkeypatch.setattr(runner, "run", _fake_run(calls))
     monkeypatch.setattr(zoo_run, "LATEST", str(tmp_path / "latest.json"))

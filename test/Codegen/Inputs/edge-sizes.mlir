@@ -89,6 +89,25 @@ func.func @row_update_in_place_long(%t: tensor<4x20000xf32> {fuse.name = "t"}, %
   return %1, %2 : tensor<4x20000xf32>, tensor<4x20000xf32>
 }
 
+// Few rows, long ones (a gradient accumulated and its squared norm taken:
+// the global-norm clipping of an accumulating step): split over many blocks,
+// partial results finished by a second kernel. 300000 elements are not a
+// multiple of the chunk; the accumulation is planned in place.
+func.func @full_reduction_in_place(%g: tensor<1000x300xf32> {fuse.name = "g"}, %acc: tensor<1000x300xf32> {fuse.name = "acc", fuse.donated}) -> (tensor<1000x300xf32> {fuse.name = "acc"}, tensor<f32> {fuse.name = "norm"}) {
+  %0 = fuse.add %acc, %g : tensor<1000x300xf32>
+  %1 = fuse.mul %0, %0 : tensor<1000x300xf32>
+  %2 = fuse.reduce sum %1, dims = [0, 1] : (tensor<1000x300xf32>) -> tensor<f32>
+  %3 = fuse.sqrt %2 : tensor<f32>
+  return %0, %3 : tensor<1000x300xf32>, tensor<f32>
+}
+// Three long rows: a maximum and a mean of each, and a per-row result of both.
+func.func @few_long_rows(%x: tensor<3x70001xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0 = fuse.reduce max %x, dims = [1] : (tensor<3x70001xf32>) -> tensor<3xf32>
+  %1 = fuse.reduce mean %x, dims = [1] : (tensor<3x70001xf32>) -> tensor<3xf32>
+  %2 = fuse.sub %0, %1 : tensor<3xf32>
+  return %0, %2 : tensor<3xf32>, tensor<3xf32>
+}
+
 func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>
