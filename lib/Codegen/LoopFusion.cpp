@@ -80,6 +80,26 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
     setup(emitter, params);
   int64_t width = vectorWidth(fusion, total);
 
+  // A kernel that keeps every output as it is unless a scalar condition
+  // holds (an optimizer's update on a micro-batch that only accumulates)
+  // returns before its loop when it does not (UnchangedUnless.cpp).
+  CodeBuffer guard;
+  if (std::vector<KeptUnless> kept = total > 1 ? keptUnless(fusion, context)
+                                               : std::vector<KeptUnless>{};
+      !kept.empty()) {
+    emitter.setCode(guard);
+    emitter.pushScope();
+    std::string unchanged;
+    for (const KeptUnless &output : kept) {
+      std::string condition =
+          emitter.emit(output.condition, emitter.unflatten(shapeOf(output.condition), "0"));
+      unchanged += (unchanged.empty() ? "" : " && ") + std::string(output.changesWhen ? "!" : "") +
+                   "(" + condition + ")";
+    }
+    guard.line("if (" + unchanged + ") return;");
+    emitter.popScope();
+  }
+
   // Inputs read at the element's own position are loaded as vectors once per
   // thread.
   std::vector<std::string> elementNames;
@@ -108,6 +128,7 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
 
   CodeBuffer code;
   code.line("using idx_t = " + indexType + ";");
+  code.append(guard);
   code.line("const idx_t vectors = " + std::to_string(total / width) + ";");
   code.line("for (idx_t q = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; q < vectors;"
             " q += (idx_t)gridDim.x * blockDim.x) {");

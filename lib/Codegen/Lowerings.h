@@ -37,6 +37,16 @@ mlir::LogicalResult lowerLoopFusion(mlir::fuse::FusionOp fusion,
 /// a warp or a block per row, the row kept in registers when it fits.
 mlir::LogicalResult lowerRowReductionFusion(mlir::fuse::FusionOp fusion,
                                             CodegenContext &context);
+/// Where every output of a kernel is `select(condition, new, old)` with
+/// `old` the output's own buffer (planned in place) and a condition computed
+/// from scalars (a value of one element), each output's condition and the
+/// value under which it changes (UnchangedUnless.cpp); else none. The kernel
+/// changes nothing when no condition has its value.
+struct KeptUnless {
+  mlir::Value condition;
+  bool changesWhen;
+};
+std::vector<KeptUnless> keptUnless(mlir::fuse::FusionOp fusion, CodegenContext &context);
 /// How many blocks each row of a row reduction fusion is split over (1:
 /// the row template's block per row), and the split lowering: few long rows
 /// (SplitRowReductionFusion.cpp). `levels` as reductionLevels gives them.

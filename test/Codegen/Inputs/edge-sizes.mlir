@@ -108,6 +108,40 @@ func.func @few_long_rows(%x: tensor<3x70001xf32>) -> (tensor<3xf32>, tensor<3xf3
   return %0, %2 : tensor<3xf32>, tensor<3xf32>
 }
 
+// An update applied only when a scalar input says so (an optimizer under
+// gradient accumulation): both outputs are select(apply > 0, new, old) over
+// donated inputs planned in place, so the kernel returns early otherwise.
+// The second applies it when apply <= 0: with the same input values, one of
+// the two runs the update and the other keeps the old values.
+func.func @update_unless_kept(%g: tensor<300x520xf32> {fuse.name = "g"}, %w: tensor<300x520xf32> {fuse.name = "w", fuse.donated}, %m: tensor<300x520xf32> {fuse.name = "m", fuse.donated}, %apply: tensor<f32> {fuse.name = "apply"}, %lr: tensor<f32> {fuse.name = "lr"}) -> (tensor<300x520xf32> {fuse.name = "w"}, tensor<300x520xf32> {fuse.name = "m"}) {
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %on = fuse.compare gt, %apply, %zero : tensor<f32>
+  %onb = fuse.broadcast_in_dim %on, dims = [] : (tensor<i1>) -> tensor<300x520xi1>
+  %beta = fuse.constant dense<0.9> : tensor<300x520xf32>
+  %decayed = fuse.mul %m, %beta : tensor<300x520xf32>
+  %m1 = fuse.add %decayed, %g : tensor<300x520xf32>
+  %lrb = fuse.broadcast_in_dim %lr, dims = [] : (tensor<f32>) -> tensor<300x520xf32>
+  %step = fuse.mul %lrb, %m1 : tensor<300x520xf32>
+  %w1 = fuse.sub %w, %step : tensor<300x520xf32>
+  %w2 = fuse.select %onb, %w1, %w : tensor<300x520xi1>, tensor<300x520xf32>
+  %m2 = fuse.select %onb, %m1, %m : tensor<300x520xi1>, tensor<300x520xf32>
+  return %w2, %m2 : tensor<300x520xf32>, tensor<300x520xf32>
+}
+func.func @update_unless_kept_le(%g: tensor<300x520xf32> {fuse.name = "g"}, %w: tensor<300x520xf32> {fuse.name = "w", fuse.donated}, %m: tensor<300x520xf32> {fuse.name = "m", fuse.donated}, %apply: tensor<f32> {fuse.name = "apply"}, %lr: tensor<f32> {fuse.name = "lr"}) -> (tensor<300x520xf32> {fuse.name = "w"}, tensor<300x520xf32> {fuse.name = "m"}) {
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %on = fuse.compare le, %apply, %zero : tensor<f32>
+  %onb = fuse.broadcast_in_dim %on, dims = [] : (tensor<i1>) -> tensor<300x520xi1>
+  %beta = fuse.constant dense<0.9> : tensor<300x520xf32>
+  %decayed = fuse.mul %m, %beta : tensor<300x520xf32>
+  %m1 = fuse.add %decayed, %g : tensor<300x520xf32>
+  %lrb = fuse.broadcast_in_dim %lr, dims = [] : (tensor<f32>) -> tensor<300x520xf32>
+  %step = fuse.mul %lrb, %m1 : tensor<300x520xf32>
+  %w1 = fuse.sub %w, %step : tensor<300x520xf32>
+  %w2 = fuse.select %onb, %w1, %w : tensor<300x520xi1>, tensor<300x520xf32>
+  %m2 = fuse.select %onb, %m1, %m : tensor<300x520xi1>, tensor<300x520xf32>
+  return %w2, %m2 : tensor<300x520xf32>, tensor<300x520xf32>
+}
+
 func.func @gemm_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>, %b: tensor<53xf32>, %r: tensor<37x53xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   %1 = fuse.broadcast_in_dim %b, dims = [1] : (tensor<53xf32>) -> tensor<37x53xf32>
