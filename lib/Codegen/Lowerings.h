@@ -50,8 +50,8 @@ std::vector<KeptUnless> keptUnless(mlir::fuse::FusionOp fusion, CodegenContext &
 /// How many blocks each row of a row reduction fusion is split over (1:
 /// the row template's block per row), and the split lowering: few long rows
 /// (SplitRowReductionFusion.cpp). `levels` as reductionLevels gives them.
-int64_t rowSplits(mlir::fuse::FusionOp fusion, llvm::ArrayRef<int> levels,
-                  int64_t rows, int64_t rowLength);
+int64_t rowSplits(mlir::fuse::FusionOp fusion, CodegenContext &context,
+                  llvm::ArrayRef<int> levels, int64_t rows, int64_t rowLength);
 mlir::LogicalResult lowerSplitRowReduction(mlir::fuse::FusionOp fusion, CodegenContext &context,
                                            llvm::ArrayRef<mlir::fuse::ReduceOp> reduces,
                                            int64_t rows, int64_t rowLength, int64_t splits);

@@ -165,7 +165,7 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
                                 << ") nor per element (" << rows * rowLength << ")";
   }
   std::vector<int> levels = reductionLevels(reduces);
-  if (int64_t splits = rowSplits(fusion, levels, rows, rowLength); splits > 1)
+  if (int64_t splits = rowSplits(fusion, context, levels, rows, rowLength); splits > 1)
     return lowerSplitRowReduction(fusion, context, reduces, rows, rowLength, splits);
   int deepest = *std::max_element(levels.begin(), levels.end());
   RowSchedule schedule = scheduleRows(rowLength);

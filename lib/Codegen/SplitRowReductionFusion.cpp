@@ -11,10 +11,18 @@
 // the per-row outputs. The split is fixed by the shape, so results are
 // deterministic.
 //
-// It applies where the row template would run a single pass: every
-// reduction reads only elements (none reads another's result), and no
-// per-element output depends on a reduction (it is written before its row
-// is reduced).
+// Where per-element outputs read a reduction (the same step's last kernel:
+// the global norm finished, then every clipped AdamW update that reads it),
+// the first kernel writes nothing but partials, and the second
+// (`row_apply`) has the first's grid: each block combines its row's
+// partials, then computes and writes its chunk's elements, and the row's
+// first block its per-row outputs. All elements are written by the second
+// kernel, so an output planned in place over an input never changes what
+// the first read; a per-row output planned over an input is refused (the
+// other blocks may still read it).
+//
+// It applies where the row template would run a single pass of reductions:
+// every reduction reads only elements, none another's result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +30,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+
+#include <functional>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -60,18 +71,31 @@ bool isPerRow(Value result, int64_t rows) {
   return numElements(shapeOf(result)) == rows;
 }
 
+/// Whether a per-element output reads a reduction's result.
+bool elementsReadReductions(FusionOp fusion, int64_t rows) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  for (auto [k, value] : llvm::enumerate(yield.getOperands()))
+    if (!isPerRow(fusion.getResult(k), rows) && readsReduction(value))
+      return true;
+  return false;
+}
+
 } // namespace
 
-int64_t rowSplits(FusionOp fusion, ArrayRef<int> levels, int64_t rows,
-                  int64_t rowLength) {
+int64_t rowSplits(FusionOp fusion, CodegenContext &context, ArrayRef<int> levels,
+                  int64_t rows, int64_t rowLength) {
   if (rows >= kRowsThatFill || rowLength < 2 * kMinChunk || rows == rowLength)
     return 1;
   if (llvm::any_of(levels, [](int level) { return level != 1; }))
     return 1;
-  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  for (auto [k, value] : llvm::enumerate(yield.getOperands()))
-    if (!isPerRow(fusion.getResult(k), rows) && readsReduction(value))
-      return 1;
+  if (elementsReadReductions(fusion, rows))
+    for (Value result : fusion.getResults())
+      if (isPerRow(result, rows))
+        for (Value input : fusion.getOperands()) {
+          const ValueLocation &where = context.location(input);
+          if (where.buffer && *where.buffer == context.buffer(result))
+            return 1;
+        }
   int64_t splits = std::min((kTargetBlocks + rows - 1) / rows, rowLength / kMinChunk);
   // Chunks of whole thread strides; no block left without elements.
   int64_t chunk = (rowLength + splits - 1) / splits;
@@ -79,154 +103,229 @@ int64_t rowSplits(FusionOp fusion, ArrayRef<int> levels, int64_t rows,
   return (rowLength + chunk - 1) / chunk;
 }
 
-LogicalResult lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
-                                     ArrayRef<ReduceOp> reduceList, int64_t rows,
-                                     int64_t rowLength, int64_t splits) {
-  SmallVector<ReduceOp> reduces(reduceList.begin(), reduceList.end()); // ops' accessors are not const
-  Block &body = fusion.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  int64_t chunk = (rowLength + splits - 1) / splits;
-  chunk = (chunk + kThreads - 1) / kThreads * kThreads;
-  std::string length = std::to_string(rowLength);
-  std::string indexType = indexTypeFor(fusion);
-  std::string label = describeOp(fusion);
-  auto [flops, bytes] = stepCost(fusion);
-  int64_t partialFloats = static_cast<int64_t>(reduces.size()) * rows * splits;
-  runtime::BufferRef partials = context.workspace(partialFloats * 4);
-  // Where reduction i's partial of (row, split) lives.
-  auto partialAt = [&](const std::string &pointer, size_t i, const std::string &split) {
+namespace {
+
+/// What the kernels of one split reduction share: the fusion, its shape and
+/// split, the workspace of partials, and the emission steps two kernels do.
+struct SplitRows {
+  FusionOp fusion;
+  CodegenContext &context;
+  SmallVector<ReduceOp> reduces;
+  int64_t rows, rowLength, splits, chunk;
+  runtime::BufferRef partials;
+
+  Block &body() { return fusion.getBody().front(); }
+  YieldOp yield() { return cast<YieldOp>(body().getTerminator()); }
+  std::string length() const { return std::to_string(rowLength); }
+
+  /// Where reduction i's partial of (row, split) lives.
+  std::string partialAt(const std::string &pointer, size_t i, const std::string &split) const {
     return pointer + "[(" + std::to_string(static_cast<int64_t>(i) * rows) + " + row) * " +
            std::to_string(splits) + " + " + split + "]";
-  };
+  }
 
-  // Kernel 1: each block a chunk of a row; per-element outputs; partials.
-  {
-    KernelParams params;
-    std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
-    std::vector<std::string> outputs = bindOutputs(fusion, context, params);
-    context.markInPlaceInputs(fusion, inputs, params);
-    std::string partial = params.add("partial", DType::F32, false, partials);
-    ScalarEmitter emitter(body, inputs, indexType);
-    emitter.requireHelper("reductions.cuh");
-    emitter.requireHelper("math.cuh");
-    CodeBuffer code;
-    emitter.setCode(code);
-    code.line("using idx_t = " + indexType + ";");
-    code.line("__shared__ float scratch[32];");
+  /// The block's chunk of its row: `row`, `begin`, `end`.
+  void emitChunk(CodeBuffer &code) const {
     code.line("const idx_t row = blockIdx.y;");
     code.line("const idx_t begin = (idx_t)blockIdx.x * " + std::to_string(chunk) + ";");
-    code.line("const idx_t end = begin + " + std::to_string(chunk) + " < " + length +
-              " ? begin + " + std::to_string(chunk) + " : " + length + ";");
-    std::vector<std::string> accumulators;
-    for (ReduceOp reduce : reduces) {
-      accumulators.push_back(emitter.fresh("acc"));
-      code.line("float " + accumulators.back() + " = " + reductionInit(reduce.getKind()) + ";");
-    }
+    code.line("const idx_t end = begin + " + std::to_string(chunk) + " < " + length() +
+              " ? begin + " + std::to_string(chunk) + " : " + length() + ";");
+  }
+
+  /// The loop over the chunk's elements, `emitBody` once per element.
+  void emitChunkLoop(ScalarEmitter &emitter, CodeBuffer &code,
+                     const std::function<void()> &emitBody) const {
     code.line("for (idx_t j = begin + threadIdx.x; j < end; j += " + std::to_string(kThreads) + ") {");
     code.indent();
-    code.line("const idx_t lin = row * " + length + " + j;");
+    code.line("const idx_t lin = row * " + length() + " + j;");
     emitter.knowSplit("lin", rowLength, "row", "j");
     emitter.pushScope();
-    for (auto [reduce, acc] : llvm::zip(reduces, accumulators)) {
-      std::string value = emitter.emit(reduce.getOperand(),
-                                       emitter.unflatten(shapeOf(reduce.getOperand()), "lin"));
-      code.line(acc + " = " + reductionCombine(reduce.getKind(), acc, value) + ";");
-    }
-    // Every value of the element first, then its stores: an output may be
-    // planned over an input read here (in place).
-    std::vector<std::string> stores;
-    for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-      Value result = fusion.getResult(k);
-      if (isPerRow(result, rows))
-        continue;
-      std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "lin"));
-      stores.push_back(storeStatement(outputs[k], dtypeOf(result), "lin", element));
-    }
-    for (const std::string &store : stores)
-      code.line(store);
+    emitBody();
     emitter.popScope();
     code.dedent();
     code.line("}");
-    for (auto [i, pair] : llvm::enumerate(llvm::zip(reduces, accumulators))) {
+  }
+
+  /// Every value of the outputs of one kind (per row or per element) at
+  /// `at`, then their stores: an output may be planned over an input read
+  /// there (in place).
+  void emitStores(ScalarEmitter &emitter, CodeBuffer &code, const std::vector<std::string> &outputs,
+                  bool perRow, const std::string &at) {
+    std::vector<std::string> stores;
+    for (auto [k, value] : llvm::enumerate(yield().getOperands())) {
+      Value result = fusion.getResult(k);
+      if (isPerRow(result, rows) != perRow)
+        continue;
+      std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), at));
+      stores.push_back(storeStatement(outputs[k], dtypeOf(result), at, element));
+    }
+    for (const std::string &store : stores)
+      code.line(store);
+  }
+
+  /// The reductions' results from their combined accumulators.
+  void provideReductions(ScalarEmitter &emitter, CodeBuffer &code,
+                         const std::vector<std::string> &combined) {
+    for (auto [reduce, acc] : llvm::zip(reduces, combined)) {
+      std::string value = acc;
+      if (reduce.getKind() == ReduceKind::Mean)
+        value = acc + " / " + floatLiteral(static_cast<double>(rowLength));
+      std::string name = emitter.fresh("red");
+      code.line("const float " + name + " = " +
+                ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
+      emitter.provide(reduce.getResult(), name);
+    }
+  }
+
+  /// A kernel's launch with the fusion's inputs and outputs bound.
+  struct Kernel {
+    KernelParams params;
+    std::vector<InputBinding> inputs;
+    std::vector<std::string> outputs;
+    std::string partial;
+    CodeBuffer code;
+    std::unique_ptr<ScalarEmitter> emitter;
+  };
+
+  void begin(Kernel &kernel, bool writesPartials, const std::string &indexType) {
+    kernel.inputs = context.bindInputs(fusion, kernel.params);
+    kernel.outputs = bindOutputs(fusion, context, kernel.params);
+    context.markInPlaceInputs(fusion, kernel.inputs, kernel.params);
+    kernel.partial = kernel.params.add("partial", DType::F32, !writesPartials, partials);
+    kernel.emitter = std::make_unique<ScalarEmitter>(body(), kernel.inputs, indexType);
+    kernel.emitter->requireHelper("reductions.cuh");
+    kernel.emitter->requireHelper("math.cuh");
+    kernel.emitter->setCode(kernel.code);
+    kernel.code.line("using idx_t = " + indexType + ";");
+  }
+
+  LogicalResult launch(Kernel &kernel, const std::string &kind, std::array<uint32_t, 3> grid,
+                       int threads, const std::string &label, double flops, double bytes) {
+    if (kernel.emitter->failed())
+      return failure();
+    context.bindDenseConstants(*kernel.emitter, kernel.params);
+    KernelSpec spec;
+    spec.kind = kind;
+    spec.body = kernelSignature(kernel.params, threads) + kernel.code.text() + "}\n";
+    spec.helpers = kernel.emitter->helpers();
+    spec.grid = grid;
+    spec.block = {static_cast<uint32_t>(threads), 1, 1};
+    spec.args = kernel.params.args;
+    context.addLaunch(spec, label, label, flops, bytes);
+    return success();
+  }
+};
+
+} // namespace
+
+LogicalResult lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
+                                     ArrayRef<ReduceOp> reduceList, int64_t rows,
+                                     int64_t rowLength, int64_t splits) {
+  int64_t chunk = (rowLength + splits - 1) / splits;
+  chunk = (chunk + kThreads - 1) / kThreads * kThreads;
+  int64_t partialFloats = static_cast<int64_t>(reduceList.size()) * rows * splits;
+  SplitRows split{fusion, context, SmallVector<ReduceOp>(reduceList.begin(), reduceList.end()),
+                  rows, rowLength, splits, chunk, context.workspace(partialFloats * 4)};
+  // Per-element outputs that read a reduction are all written by the
+  // second kernel, after the partials are complete.
+  bool dependent = elementsReadReductions(fusion, rows);
+  std::string indexType = indexTypeFor(fusion);
+  std::string label = describeOp(fusion);
+  auto [flops, bytes] = stepCost(fusion);
+  std::array<uint32_t, 3> chunks{static_cast<uint32_t>(splits), static_cast<uint32_t>(rows), 1};
+
+  // Kernel 1: each block a chunk of a row: its partials (and, unless the
+  // second kernel writes them, its per-element outputs).
+  {
+    SplitRows::Kernel kernel;
+    split.begin(kernel, true, indexType);
+    ScalarEmitter &emitter = *kernel.emitter;
+    CodeBuffer &code = kernel.code;
+    code.line("__shared__ float scratch[32];");
+    split.emitChunk(code);
+    std::vector<std::string> accumulators;
+    for (ReduceOp reduce : split.reduces) {
+      accumulators.push_back(emitter.fresh("acc"));
+      code.line("float " + accumulators.back() + " = " + reductionInit(reduce.getKind()) + ";");
+    }
+    split.emitChunkLoop(emitter, code, [&] {
+      for (auto [reduce, acc] : llvm::zip(split.reduces, accumulators)) {
+        std::string value = emitter.emit(reduce.getOperand(),
+                                         emitter.unflatten(shapeOf(reduce.getOperand()), "lin"));
+        code.line(acc + " = " + reductionCombine(reduce.getKind(), acc, value) + ";");
+      }
+      if (!dependent)
+        split.emitStores(emitter, code, kernel.outputs, false, "lin");
+    });
+    for (auto [i, pair] : llvm::enumerate(llvm::zip(split.reduces, accumulators))) {
       auto [reduce, acc] = pair;
       code.line(acc + " = fuse::blockReduce" + reductionSuffix(reduce.getKind()) + "(" + acc +
                 ", scratch);");
-      code.line("if (threadIdx.x == 0) " + partialAt(partial, i, "blockIdx.x") + " = " + acc + ";");
+      code.line("if (threadIdx.x == 0) " + split.partialAt(kernel.partial, i, "blockIdx.x") +
+                " = " + acc + ";");
     }
-    if (emitter.failed())
+    if (failed(split.launch(kernel, "row_partial", chunks, kThreads, label, flops, bytes)))
       return failure();
-    context.bindDenseConstants(emitter, params);
-    KernelSpec spec;
-    spec.kind = "row_partial";
-    spec.body = kernelSignature(params, static_cast<int>(kThreads)) + code.text() + "}\n";
-    spec.helpers = emitter.helpers();
-    spec.grid = {static_cast<uint32_t>(splits), static_cast<uint32_t>(rows), 1};
-    spec.block = {static_cast<uint32_t>(kThreads), 1, 1};
-    spec.args = params.args;
-    context.addLaunch(spec, label, label, flops, bytes);
   }
 
-  // Kernel 2: a warp per row combines its partials; lane 0 writes the
-  // per-row outputs.
-  KernelParams params;
-  std::vector<InputBinding> inputs = context.bindInputs(fusion, params);
-  std::vector<std::string> outputs = bindOutputs(fusion, context, params);
-  context.markInPlaceInputs(fusion, inputs, params);
-  std::string partial = params.add("partial", DType::F32, true, partials);
-  ScalarEmitter emitter(body, inputs, indexType);
-  emitter.requireHelper("reductions.cuh");
-  emitter.requireHelper("math.cuh");
-  CodeBuffer code;
-  emitter.setCode(code);
-  code.line("using idx_t = " + indexType + ";");
-  code.line("const idx_t row = blockIdx.x;");
+  SplitRows::Kernel kernel;
+  split.begin(kernel, false, indexType);
+  ScalarEmitter &emitter = *kernel.emitter;
+  CodeBuffer &code = kernel.code;
+  double partialBytes = static_cast<double>(partialFloats) * 4;
+  if (!dependent) {
+    // Kernel 2: a warp per row combines its partials; lane 0 writes the
+    // per-row outputs.
+    code.line("const idx_t row = blockIdx.x;");
+    std::vector<std::string> combined;
+    for (auto [i, reduce] : llvm::enumerate(split.reduces)) {
+      std::string acc = emitter.fresh("acc");
+      code.line("float " + acc + " = " + reductionInit(reduce.getKind()) + ";");
+      code.line("for (int s = threadIdx.x; s < " + std::to_string(splits) + "; s += 32) " + acc +
+                " = " + reductionCombine(reduce.getKind(), acc, split.partialAt(kernel.partial, i, "s")) +
+                ";");
+      code.line(acc + " = fuse::warpReduce" + reductionSuffix(reduce.getKind()) + "(" + acc + ");");
+      combined.push_back(acc);
+    }
+    code.line("if (threadIdx.x == 0) {");
+    code.indent();
+    split.provideReductions(emitter, code, combined);
+    emitter.pushScope();
+    split.emitStores(emitter, code, kernel.outputs, true, "row");
+    emitter.popScope();
+    code.dedent();
+    code.line("}");
+    return split.launch(kernel, "row_finish", {static_cast<uint32_t>(rows), 1, 1}, 32,
+                        "finish " + label, 0.0, partialBytes);
+  }
+
+  // Kernel 2, where elements read the reductions: the first kernel's grid;
+  // each block combines its row's partials, then writes its chunk, and the
+  // row's first block the per-row outputs.
+  code.line("__shared__ float scratch[32];");
+  split.emitChunk(code);
   std::vector<std::string> combined;
-  for (auto [i, reduce] : llvm::enumerate(reduces)) {
+  for (auto [i, reduce] : llvm::enumerate(split.reduces)) {
     std::string acc = emitter.fresh("acc");
     code.line("float " + acc + " = " + reductionInit(reduce.getKind()) + ";");
-    code.line("for (int s = threadIdx.x; s < " + std::to_string(splits) + "; s += 32) " + acc +
-              " = " + reductionCombine(reduce.getKind(), acc, partialAt(partial, i, "s")) + ";");
-    code.line(acc + " = fuse::warpReduce" + reductionSuffix(reduce.getKind()) + "(" + acc + ");");
+    code.line("for (int s = threadIdx.x; s < " + std::to_string(splits) + "; s += " +
+              std::to_string(kThreads) + ") " + acc + " = " +
+              reductionCombine(reduce.getKind(), acc, split.partialAt(kernel.partial, i, "s")) + ";");
+    code.line(acc + " = fuse::blockReduce" + reductionSuffix(reduce.getKind()) + "(" + acc +
+              ", scratch);");
     combined.push_back(acc);
   }
-  code.line("if (threadIdx.x == 0) {");
+  split.provideReductions(emitter, code, combined);
+  split.emitChunkLoop(emitter, code,
+                      [&] { split.emitStores(emitter, code, kernel.outputs, false, "lin"); });
+  code.line("if (blockIdx.x == 0 && threadIdx.x == 0) {");
   code.indent();
-  for (auto [reduce, acc] : llvm::zip(reduces, combined)) {
-    std::string value = acc;
-    if (reduce.getKind() == ReduceKind::Mean)
-      value = acc + " / " + floatLiteral(static_cast<double>(rowLength));
-    std::string name = emitter.fresh("red");
-    code.line("const float " + name + " = " +
-              ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-    emitter.provide(reduce.getResult(), name);
-  }
   emitter.pushScope();
-  std::vector<std::string> stores;
-  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
-    Value result = fusion.getResult(k);
-    if (!isPerRow(result, rows))
-      continue;
-    std::string element = emitter.emit(value, emitter.unflatten(shapeOf(result), "row"));
-    stores.push_back(storeStatement(outputs[k], dtypeOf(result), "row", element));
-  }
-  for (const std::string &store : stores)
-    code.line(store);
+  split.emitStores(emitter, code, kernel.outputs, true, "row");
   emitter.popScope();
   code.dedent();
   code.line("}");
-  if (emitter.failed())
-    return failure();
-  context.bindDenseConstants(emitter, params);
-  KernelSpec spec;
-  spec.kind = "row_finish";
-  spec.body = kernelSignature(params, 32) + code.text() + "}\n";
-  spec.helpers = emitter.helpers();
-  spec.grid = {static_cast<uint32_t>(rows), 1, 1};
-  spec.block = {32, 1, 1};
-  spec.args = params.args;
-  context.addLaunch(spec, "finish " + label, "finish " + label, 0.0,
-                    static_cast<double>(partialFloats) * 4);
-  return success();
+  return split.launch(kernel, "row_apply", chunks, kThreads, "apply " + label, 0.0, bytes);
 }
 
 } // namespace fuse::codegen

@@ -100,6 +100,23 @@ func.func @full_reduction_in_place(%g: tensor<1000x300xf32> {fuse.name = "g"}, %
   %3 = fuse.sqrt %2 : tensor<f32>
   return %0, %3 : tensor<1000x300xf32>, tensor<f32>
 }
+// Clipping by the global norm, then the update, in one fusion: the
+// per-element outputs read the reduction, so the second kernel writes them
+// all, after the partials (w is updated in place).
+func.func @clip_and_update(%g: tensor<1000x300xf32> {fuse.name = "g"}, %w: tensor<1000x300xf32> {fuse.name = "w", fuse.donated}) -> (tensor<1000x300xf32> {fuse.name = "w"}, tensor<f32> {fuse.name = "norm"}) {
+  %0 = fuse.mul %g, %g : tensor<1000x300xf32>
+  %1 = fuse.reduce sum %0, dims = [0, 1] : (tensor<1000x300xf32>) -> tensor<f32>
+  %2 = fuse.sqrt %1 : tensor<f32>
+  %eps = fuse.constant dense<1.0e-06> : tensor<f32>
+  %one = fuse.constant dense<1.0> : tensor<f32>
+  %3 = fuse.add %2, %eps : tensor<f32>
+  %4 = fuse.div %one, %3 : tensor<f32>
+  %5 = fuse.minimum %4, %one : tensor<f32>
+  %6 = fuse.broadcast_in_dim %5, dims = [] : (tensor<f32>) -> tensor<1000x300xf32>
+  %7 = fuse.mul %g, %6 : tensor<1000x300xf32>
+  %8 = fuse.sub %w, %7 : tensor<1000x300xf32>
+  return %8, %2 : tensor<1000x300xf32>, tensor<f32>
+}
 // Three long rows: a maximum and a mean of each, and a per-row result of both.
 func.func @few_long_rows(%x: tensor<3x70001xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   %0 = fuse.reduce max %x, dims = [1] : (tensor<3x70001xf32>) -> tensor<3xf32>
