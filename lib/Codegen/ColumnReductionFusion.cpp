@@ -94,16 +94,8 @@ void finishColumns(ScalarEmitter &emitter, CodeBuffer &code, FusionOp fusion,
                    const std::vector<std::string> &outputs, int64_t rows,
                    int64_t columns) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  for (auto [i, constReduce] : llvm::enumerate(reduces)) {
-    ReduceOp reduce = constReduce;
-    std::string value = accumulators[i];
-    if (reduce.getKind() == ReduceKind::Mean)
-      value = value + " / " + floatLiteral(static_cast<double>(rows));
-    std::string name = emitter.fresh("red");
-    code.line("const float " + name + " = " +
-              ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-    emitter.provide(reduce.getResult(), name);
-  }
+  for (auto [i, constReduce] : llvm::enumerate(reduces))
+    provideReduction(emitter, code, constReduce, accumulators[i], rows);
   // Every value first, then the stores: an output may be planned over an
   // input of this column (in place), which must be read before.
   emitter.pushScope();

@@ -109,6 +109,11 @@ std::vector<int> reductionLevels(llvm::ArrayRef<mlir::fuse::ReduceOp> reduces);
 std::string reductionInit(mlir::fuse::ReduceKind kind);
 std::string reductionCombine(mlir::fuse::ReduceKind kind, const std::string &a,
                              const std::string &b);
+/// Declares `reduce`'s result from its combined accumulator `acc` (a Mean
+/// divided by the `count` elements it reduced, rounded to the result type)
+/// and hands it to the emitter for the ops after the reduction.
+void provideReduction(ScalarEmitter &emitter, CodeBuffer &code, mlir::fuse::ReduceOp reduce,
+                      const std::string &acc, int64_t count);
 /// "Sum", "Max" or "Min": the suffix of the kernels/reductions.cuh helper.
 std::string reductionSuffix(mlir::fuse::ReduceKind kind);
 

@@ -51,6 +51,17 @@ std::string reductionSuffix(ReduceKind kind) {
   }
 }
 
+void provideReduction(ScalarEmitter &emitter, CodeBuffer &code, ReduceOp reduce,
+                      const std::string &acc, int64_t count) {
+  std::string value = acc;
+  if (reduce.getKind() == ReduceKind::Mean)
+    value = acc + " / " + floatLiteral(static_cast<double>(count));
+  std::string name = emitter.fresh("red");
+  code.line("const float " + name + " = " +
+            ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
+  emitter.provide(reduce.getResult(), name);
+}
+
 FailureOr<ReductionShape> reductionShape(ReduceOp reduce, bool trailing) {
   std::vector<int64_t> shape = shapeOf(reduce.getOperand());
   auto dims = reduce.getDims();
@@ -295,13 +306,7 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
       std::string suffix = reductionSuffix(reduce.getKind());
       code.line(acc + (blockWide ? " = fuse::blockReduce" + suffix + "(" + acc + ", scratch);"
                                  : " = fuse::warpReduce" + suffix + "(" + acc + ");"));
-      std::string value = acc;
-      if (reduce.getKind() == ReduceKind::Mean)
-        value = acc + " / " + floatLiteral(static_cast<double>(rowLength));
-      std::string name = emitter.fresh("red");
-      code.line("const float " + name + " = " +
-                ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-      emitter.provide(reduce.getResult(), name);
+      provideReduction(emitter, code, reduce, acc, rowLength);
     }
   }
 

@@ -166,15 +166,8 @@ struct SplitRows {
   /// The reductions' results from their combined accumulators.
   void provideReductions(ScalarEmitter &emitter, CodeBuffer &code,
                          const std::vector<std::string> &combined) {
-    for (auto [reduce, acc] : llvm::zip(reduces, combined)) {
-      std::string value = acc;
-      if (reduce.getKind() == ReduceKind::Mean)
-        value = acc + " / " + floatLiteral(static_cast<double>(rowLength));
-      std::string name = emitter.fresh("red");
-      code.line("const float " + name + " = " +
-                ScalarEmitter::roundTo(dtypeOf(reduce.getResult()), value) + ";");
-      emitter.provide(reduce.getResult(), name);
-    }
+    for (auto [reduce, acc] : llvm::zip(reduces, combined))
+      provideReduction(emitter, code, reduce, acc, rowLength);
   }
 
   /// A kernel's launch with the fusion's inputs and outputs bound.
