@@ -24,11 +24,9 @@ namespace {
 
 constexpr int64_t kLanes = 32;
 constexpr int64_t kRowLanes = 8;
-// Blocks of 256 threads that fill an H100/H200 once (132 SMs x 8 resident
-// blocks). The split count is rounded down to stay within one wave: one
-// block over it starts a second wave that runs almost empty (a [8192, 2304]
-// bias gradient split 15 ways, 1080 blocks, kept the SMs 70% busy).
-constexpr int64_t kTargetBlocks = 1056;
+// A [8192, 2304] bias gradient split 15 ways (1080 blocks, over
+// kSplitTargetBlocks) kept the SMs 70% busy: the split count is rounded down.
+constexpr int64_t kTargetBlocks = kSplitTargetBlocks;
 // Rows a block lane should at least get, so the partials stay few. Small
 // enough that 768 columns over 8192 rows still fill the GPU (at 64 they took
 // 384 blocks: 36% occupancy, 40% of the bandwidth).

@@ -22,6 +22,11 @@ namespace fuse::codegen {
 /// resident blocks of 256 threads) twice; the grid-stride loop covers the
 /// rest.
 constexpr int64_t kGridStrideMaxBlocks = 2112;
+/// Blocks of 256 threads that fill an H100/H200 once (132 SMs x 8): what a
+/// split reduction (rows over gridDim.y in the column template, a long row
+/// over gridDim.x in the split-row one) aims for. Rounded down to stay in
+/// one wave: a block over it starts a second that runs almost empty.
+constexpr int64_t kSplitTargetBlocks = 1056;
 
 /// Extra parameters and value overrides a caller adds to a loop kernel (the
 /// GEMM epilogue reads the matmul's result from the workspace).

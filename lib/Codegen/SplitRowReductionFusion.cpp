@@ -44,8 +44,7 @@ namespace {
 // Blocks of the row template that fill an H100 / H200 (132 multiprocessors,
 // two 1024-thread blocks each): with at least this many rows it is left alone.
 constexpr int64_t kRowsThatFill = 264;
-// Blocks of 256 threads that fill the GPU once, as in the column template.
-constexpr int64_t kTargetBlocks = 1056;
+constexpr int64_t kTargetBlocks = kSplitTargetBlocks;
 constexpr int64_t kThreads = 256;
 // Elements a block should at least get (16 a thread), so that the partials
 // stay few and a block's start-up is paid over enough loads.
