@@ -6,6 +6,8 @@
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/IR/LocationLabels.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cassert>
@@ -262,6 +264,24 @@ void CodegenContext::bindDenseConstants(const ScalarEmitter &emitter,
     params.args.push_back(
         runtime::KernelArg::read(constant(op), dtypeOf(result), 0));
   }
+}
+
+BodySlice bodySlice(Value value) {
+  BodySlice slice;
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    slice.arguments.push_back(argument);
+    return slice;
+  }
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  // Stop at the body's arguments: not through them to the fusion op.
+  options.omitBlockArguments = true;
+  (void)getBackwardSlice(value, &slice.ops, options);
+  for (Operation *op : slice.ops)
+    for (Value operand : op->getOperands())
+      if (auto argument = dyn_cast<BlockArgument>(operand))
+        slice.arguments.push_back(argument);
+  return slice;
 }
 
 std::string describeOp(Operation *op) {

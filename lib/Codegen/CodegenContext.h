@@ -15,6 +15,7 @@
 #include "fuse/Runtime/Executable.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <map>
@@ -144,6 +145,14 @@ std::string kernelSignature(const KernelParams &params, int threadsPerBlock,
 /// "loop: cast, add, mul (model.py:34, model.py:35)": what a fusion or op
 /// computes and where it comes from, for plans and kernel comments.
 std::string describeOp(mlir::Operation *op);
+/// The ops inside a fusion body that `value` is computed from (its own
+/// defining op included; none for a block argument), and the body's block
+/// arguments among their operands (and `value` itself, if it is one).
+struct BodySlice {
+  llvm::SetVector<mlir::Operation *> ops;
+  llvm::SmallVector<mlir::BlockArgument> arguments;
+};
+BodySlice bodySlice(mlir::Value value);
 
 /// The cost model's FLOPs and bytes of a top-level op (0 where it has none).
 std::pair<double, double> stepCost(mlir::Operation *op);

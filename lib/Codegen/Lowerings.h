@@ -52,14 +52,14 @@ struct KeptUnless {
   bool changesWhen;
 };
 std::vector<KeptUnless> keptUnless(mlir::fuse::FusionOp fusion, CodegenContext &context);
-/// How many blocks each row of a row reduction fusion is split over (1:
-/// the row template's block per row), and the split lowering: few long rows
-/// (SplitRowReductionFusion.cpp). `levels` as reductionLevels gives them.
-int64_t rowSplits(mlir::fuse::FusionOp fusion, CodegenContext &context,
-                  llvm::ArrayRef<int> levels, int64_t rows, int64_t rowLength);
-mlir::LogicalResult lowerSplitRowReduction(mlir::fuse::FusionOp fusion, CodegenContext &context,
-                                           llvm::ArrayRef<mlir::fuse::ReduceOp> reduces,
-                                           int64_t rows, int64_t rowLength, int64_t splits);
+/// Few long rows of a row reduction fusion split over many blocks
+/// (SplitRowReductionFusion.cpp): false, with nothing emitted, where the
+/// split does not apply and the row template's block per row should run.
+/// `levels` as reductionLevels gives them.
+mlir::FailureOr<bool> lowerSplitRowReduction(mlir::fuse::FusionOp fusion, CodegenContext &context,
+                                             llvm::ArrayRef<mlir::fuse::ReduceOp> reduces,
+                                             llvm::ArrayRef<int> levels, int64_t rows,
+                                             int64_t rowLength);
 /// Reductions over the leading dimensions (bias and norm-weight
 /// gradients): tiled, split over rows with atomics when columns are few.
 mlir::LogicalResult lowerColumnReductionFusion(mlir::fuse::FusionOp fusion,

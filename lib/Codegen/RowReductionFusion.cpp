@@ -176,8 +176,11 @@ LogicalResult lowerRowReductionFusion(FusionOp fusion, CodegenContext &context) 
                                 << ") nor per element (" << rows * rowLength << ")";
   }
   std::vector<int> levels = reductionLevels(reduces);
-  if (int64_t splits = rowSplits(fusion, context, levels, rows, rowLength); splits > 1)
-    return lowerSplitRowReduction(fusion, context, reduces, rows, rowLength, splits);
+  FailureOr<bool> split = lowerSplitRowReduction(fusion, context, reduces, levels, rows, rowLength);
+  if (failed(split))
+    return failure();
+  if (*split)
+    return success();
   int deepest = *std::max_element(levels.begin(), levels.end());
   RowSchedule schedule = scheduleRows(rowLength);
 

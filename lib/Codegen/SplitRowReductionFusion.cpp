@@ -29,7 +29,6 @@
 #include "Lowerings.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
 #include <memory>
@@ -53,17 +52,7 @@ constexpr int64_t kMinChunk = 4096;
 /// Whether `value`, computed inside the fusion body, reads a reduction's
 /// result.
 bool readsReduction(Value value) {
-  SmallVector<Value> work{value};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
-      continue;
-    if (isa<ReduceOp>(def))
-      return true;
-    llvm::append_range(work, def->getOperands());
-  }
-  return false;
+  return llvm::any_of(bodySlice(value).ops, [](Operation *op) { return isa<ReduceOp>(op); });
 }
 
 bool isPerRow(Value result, int64_t rows) {
@@ -79,28 +68,39 @@ bool elementsReadReductions(FusionOp fusion, int64_t rows) {
   return false;
 }
 
-} // namespace
+/// How a row reduction is split: `splits` chunks of `chunk` elements a
+/// row, and whether per-element outputs read a reduction (then the second
+/// kernel writes them all).
+struct RowSplit {
+  int64_t splits, chunk;
+  bool elementsReadReductions;
+};
 
-int64_t rowSplits(FusionOp fusion, CodegenContext &context, ArrayRef<int> levels,
-                  int64_t rows, int64_t rowLength) {
+/// The split of a row reduction with few long rows, or none where the row
+/// template's block per row fills the GPU or the split cannot apply.
+std::optional<RowSplit> planRowSplit(FusionOp fusion, CodegenContext &context,
+                                     ArrayRef<int> levels, int64_t rows, int64_t rowLength) {
   if (rows >= kRowsThatFill || rowLength < 2 * kMinChunk || rows == rowLength)
-    return 1;
+    return std::nullopt;
   if (llvm::any_of(levels, [](int level) { return level != 1; }))
-    return 1;
-  if (elementsReadReductions(fusion, rows))
+    return std::nullopt;
+  bool dependent = elementsReadReductions(fusion, rows);
+  if (dependent)
     for (Value result : fusion.getResults())
       if (isPerRow(result, rows))
         for (Value input : fusion.getOperands()) {
           const ValueLocation &where = context.location(input);
           if (where.buffer && *where.buffer == context.buffer(result))
-            return 1;
+            return std::nullopt;
         }
   int64_t splits = std::min((kTargetBlocks + rows - 1) / rows, rowLength / kMinChunk);
   // Chunks of whole thread strides; no block left without elements.
   int64_t chunk = (rowLength + splits - 1) / splits;
   chunk = (chunk + kThreads - 1) / kThreads * kThreads;
-  return (rowLength + chunk - 1) / chunk;
+  return RowSplit{(rowLength + chunk - 1) / chunk, chunk, dependent};
 }
+
+} // namespace
 
 namespace {
 
@@ -210,17 +210,19 @@ struct SplitRows {
 
 } // namespace
 
-LogicalResult lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
-                                     ArrayRef<ReduceOp> reduceList, int64_t rows,
-                                     int64_t rowLength, int64_t splits) {
-  int64_t chunk = (rowLength + splits - 1) / splits;
-  chunk = (chunk + kThreads - 1) / kThreads * kThreads;
+FailureOr<bool> lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
+                                       ArrayRef<ReduceOp> reduceList, ArrayRef<int> levels,
+                                       int64_t rows, int64_t rowLength) {
+  std::optional<RowSplit> plan = planRowSplit(fusion, context, levels, rows, rowLength);
+  if (!plan)
+    return false;
+  int64_t splits = plan->splits;
   int64_t partialFloats = static_cast<int64_t>(reduceList.size()) * rows * splits;
   SplitRows split{fusion, context, SmallVector<ReduceOp>(reduceList.begin(), reduceList.end()),
-                  rows, rowLength, splits, chunk, context.workspace(partialFloats * 4)};
+                  rows, rowLength, splits, plan->chunk, context.workspace(partialFloats * 4)};
   // Per-element outputs that read a reduction are all written by the
   // second kernel, after the partials are complete.
-  bool dependent = elementsReadReductions(fusion, rows);
+  bool dependent = plan->elementsReadReductions;
   std::string indexType = indexTypeFor(fusion);
   std::string label = describeOp(fusion);
   auto [flops, bytes] = stepCost(fusion);
@@ -287,8 +289,10 @@ LogicalResult lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
     emitter.popScope();
     code.dedent();
     code.line("}");
-    return split.launch(kernel, "row_finish", {static_cast<uint32_t>(rows), 1, 1}, 32,
-                        "finish " + label, 0.0, partialBytes);
+    if (failed(split.launch(kernel, "row_finish", {static_cast<uint32_t>(rows), 1, 1}, 32,
+                            "finish " + label, 0.0, partialBytes)))
+      return failure();
+    return true;
   }
 
   // Kernel 2, where elements read the reductions: the first kernel's grid;
@@ -317,7 +321,9 @@ LogicalResult lowerSplitRowReduction(FusionOp fusion, CodegenContext &context,
   emitter.popScope();
   code.dedent();
   code.line("}");
-  return split.launch(kernel, "row_apply", chunks, kThreads, "apply " + label, 0.0, bytes);
+  if (failed(split.launch(kernel, "row_apply", chunks, kThreads, "apply " + label, 0.0, bytes)))
+    return failure();
+  return true;
 }
 
 } // namespace fuse::codegen

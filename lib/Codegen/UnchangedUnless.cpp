@@ -16,7 +16,6 @@
 
 #include "Lowerings.h"
 
-#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::fuse;
@@ -40,23 +39,10 @@ Value scalarSource(Value value) {
 /// Whether `value` is computed from fusion inputs of one element and
 /// constants only.
 bool readsScalarsOnly(Value value) {
-  SmallVector<Value> work{value};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Value next = work.pop_back_val();
-    if (isa<BlockArgument>(next)) {
-      if (numElements(shapeOf(next)) != 1)
-        return false;
-      continue;
-    }
-    Operation *def = next.getDefiningOp();
-    if (!seen.insert(def).second)
-      continue;
-    if (isa<ReduceOp>(def))
-      return false;
-    llvm::append_range(work, def->getOperands());
-  }
-  return true;
+  BodySlice slice = bodySlice(value);
+  return llvm::none_of(slice.ops, [](Operation *op) { return isa<ReduceOp>(op); }) &&
+         llvm::all_of(slice.arguments,
+                      [](BlockArgument argument) { return numElements(shapeOf(argument)) == 1; });
 }
 
 } // namespace

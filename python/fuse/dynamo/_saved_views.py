@@ -115,6 +115,20 @@ def _step_back(node):
     return None
 
 
+def _view_chain(node):
+    """The value `node` is a chain of views of, and the chain's ops from
+    `node` back to it (the last op first); `node` and no ops where it is no
+    view."""
+    ops = []
+    while _is_node(node):
+        step = _step_back(node)
+        if step is None:
+            break
+        node, op = step
+        ops.append(op)
+    return node, ops
+
+
 def hoist_casts(traced, positions, computed):
     """Rewrites `traced` so that a saved value that is a dtype cast of an
     expanding chain of views of a computed value (autocast's cast of keys
@@ -131,13 +145,7 @@ def hoist_casts(traced, positions, computed):
         if (not _is_node(node) or node.op != "call_function" or str(node.target) != "aten._to_copy.default"
                 or len(node.args) != 1 or set(node.kwargs) != {"dtype"} or not _is_node(node.args[0])):
             continue
-        ops, base = [], node.args[0]
-        while True:
-            step = _step_back(base)
-            if step is None:
-                break
-            base, op = step
-            ops.append(op)
+        base, ops = _view_chain(node.args[0])
         if (not any(str(op[0]) == "aten.expand.default" for op in ops) or base.op == "placeholder"
                 or not computed(base) or _value_of(base) is None):
             continue
@@ -176,13 +184,7 @@ def strip(traced, positions, computed):
     others = {results[i] for i in range(len(results)) if i not in positions}
     chains = {}
     for position in sorted(positions):
-        node, ops = results[position], []
-        while _is_node(node):
-            step = _step_back(node)
-            if step is None:
-                break
-            node, op = step
-            ops.append(op)
+        node, ops = _view_chain(results[position])
         if ops and _is_node(node) and node.op != "placeholder" and node not in others and computed(node):
             results[position] = node
             chains[position] = list(reversed(ops))

@@ -4,6 +4,7 @@
 
 #include "OpVerification.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -99,26 +100,17 @@ LogicalResult TransposeOp::inferReturnTypes(
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  auto isIdentity = [](ArrayRef<int64_t> permutation) {
-    for (auto [i, dim] : llvm::enumerate(permutation))
-      if (dim != static_cast<int64_t>(i))
-        return false;
-    return true;
-  };
-  if (isIdentity(getPermutation()))
+  if (isIdentityPermutation(getPermutation()))
     return getOperand();
   // A transpose of a transpose is one transpose of the first operand: a
   // value stored in one layout and viewed back in another (a saved
   // attention output, read by the backward in the layout the forward's
   // projection read it) then costs no copy.
   if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
-    ArrayRef<int64_t> innerPermutation = inner.getPermutation();
-    SmallVector<int64_t> composed;
-    for (int64_t dim : getPermutation())
-      composed.push_back(innerPermutation[dim]);
+    SmallVector<int64_t> composed = applyPermutation(inner.getPermutation(), getPermutation());
     getOperandMutable().assign(inner.getOperand());
     setPermutation(composed);
-    if (isIdentity(composed))
+    if (isIdentityPermutation(composed))
       return getOperand();
     return getResult();
   }
