@@ -48,6 +48,11 @@ constexpr int64_t kThreads = 256;
 // Elements a block should at least get (16 a thread), so that the partials
 // stay few and a block's start-up is paid over enough loads.
 constexpr int64_t kMinChunk = 4096;
+// Rows shorter than this many chunks (65536 elements) stay with the row
+// template: one block reduces them in a few microseconds, about what the
+// second launch costs (a loss's mean over 8192 tokens was split in two
+// blocks and a finish kernel for nothing).
+constexpr int64_t kMinChunksPerRow = 16;
 
 /// Whether `value`, computed inside the fusion body, reads a reduction's
 /// result.
@@ -80,7 +85,7 @@ struct RowSplit {
 /// template's block per row fills the GPU or the split cannot apply.
 std::optional<RowSplit> planRowSplit(FusionOp fusion, CodegenContext &context,
                                      ArrayRef<int> levels, int64_t rows, int64_t rowLength) {
-  if (rows >= kRowsThatFill || rowLength < 2 * kMinChunk || rows == rowLength)
+  if (rows >= kRowsThatFill || rowLength < kMinChunksPerRow * kMinChunk || rows == rowLength)
     return std::nullopt;
   if (llvm::any_of(levels, [](int level) { return level != 1; }))
     return std::nullopt;
