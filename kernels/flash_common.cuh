@@ -307,30 +307,6 @@ FUSE_DEVICE bool onlineSoftmaxRows(float (&s)[Scores], float factor, float (&row
   return moved;
 }
 
-/// The dropout factor of score (row, j) of one (b, h): 0 or 1 / (1 - p),
-/// drawn exactly as the reference interpreter does (element index
-/// ((b * qHeads + h) * tq + i) * tk + j, philox::uniformAt). `rowBase` is
-/// ((b * qHeads + h) * tq + i) * tk.
-FUSE_DEVICE float dropoutKeep(uint64_t seed, uint64_t offset, uint64_t n,
-                              float p, float keepScale) {
-  return philox::uniformAt(seed, offset, n) < p ? 0.0f : keepScale;
-}
-
-/// Factors of two neighbouring scores n, n + 1, sharing one Philox block
-/// when they fall in the same group of four.
-FUSE_DEVICE void dropoutKeepPair(uint64_t seed, uint64_t offset, uint64_t n,
-                                 float p, float keepScale, float &k0, float &k1) {
-  philox::Block block = philox::blockAt(seed, offset + n / 4);
-  k0 = philox::uniform(philox::lane(block, static_cast<uint32_t>(n % 4))) < p
-           ? 0.0f : keepScale;
-  if ((n + 1) % 4 != 0) {
-    k1 = philox::uniform(philox::lane(block, static_cast<uint32_t>((n + 1) % 4))) < p
-             ? 0.0f : keepScale;
-  } else {
-    k1 = dropoutKeep(seed, offset, n + 1, p, keepScale);
-  }
-}
-
 /// A thread's two rows of an accumulator fragment (o[4 dt + 2 r + {0, 1}]
 /// are row r's) scaled by alpha[r]: the online softmax's rescale of O.
 template <int Values>
@@ -349,23 +325,115 @@ FUSE_DEVICE void rescaleRows(float (&o)[Values], const float (&alpha)[2]) {
 /// and + 1), after the row sums (the normaliser is undropped): each score
 /// zeroed or scaled by keepScale with the reference's Philox index
 /// (headRow + i) * tk + j; rows and keys past the ends are left alone.
+/// When every row starts a group of four (tk % 4 == 0), lanes t and t ^ 1
+/// hold the two halves of one group in both rows: each draws the block of
+/// one row and hands its partner the half it needs (one Philox block a
+/// lane per nt instead of two). All 32 lanes must call it together. Each
+/// fragment's draws are applied at once: collecting the tile's decisions
+/// first costs the registers the forwards do not have.
 template <int Scores>
 FUSE_DEVICE void dropoutProbabilities(float (&s)[Scores], int row0, int n0, int t,
                                       long long headRow, const FlashParams &p, uint64_t seed,
                                       uint64_t offset, float keepScale) {
+  const bool shareBlocks = p.tk % 4 == 0;
 #pragma unroll
-  for (int nt = 0; nt < Scores / 4; ++nt)
+  for (int nt = 0; nt < Scores / 4; ++nt) {
+    const int j = n0 + nt * 8 + 2 * t;
+    uint32_t draws[2][2];
+    if (shareBlocks) {
+      const int own = t & 1;
+      const long long row = headRow + row0 + own * 8;
+      const philox::Block block =
+          philox::blockAt(seed, offset + (static_cast<uint64_t>(row) * p.tk + j - 2 * own) / 4);
+      const uint32_t got0 = __shfl_xor_sync(0xffffffffu, own ? block.x[0] : block.x[2], 1);
+      const uint32_t got1 = __shfl_xor_sync(0xffffffffu, own ? block.x[1] : block.x[3], 1);
+      const uint32_t mine0 = own ? block.x[2] : block.x[0];
+      const uint32_t mine1 = own ? block.x[3] : block.x[1];
+      draws[0][0] = own ? got0 : mine0;
+      draws[0][1] = own ? got1 : mine1;
+      draws[1][0] = own ? mine0 : got0;
+      draws[1][1] = own ? mine1 : got1;
+    } else {
+      // Each row's pair from one block, unless it straddles two.
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int i = row0 + r * 8, j = n0 + nt * 8 + 2 * t;
-      if (i < p.tq && j < p.tk) {
-        float k0, k1;
-        dropoutKeepPair(seed, offset, static_cast<uint64_t>(headRow + i) * p.tk + j, p.dropoutP,
-                        keepScale, k0, k1);
-        s[4 * nt + 2 * r] *= k0;
-        s[4 * nt + 2 * r + 1] *= k1;
+      for (int r = 0; r < 2; ++r) {
+        const uint64_t n = static_cast<uint64_t>(headRow + row0 + 8 * r) * p.tk + j;
+        const philox::Block block = philox::blockAt(seed, offset + n / 4);
+        draws[r][0] = philox::lane(block, static_cast<uint32_t>(n % 4));
+        draws[r][1] = (n + 1) % 4 != 0
+                          ? philox::lane(block, static_cast<uint32_t>((n + 1) % 4))
+                          : philox::blockAt(seed, offset + (n + 1) / 4).x[0];
       }
     }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (row0 + 8 * r < p.tq && j < p.tk)
+#pragma unroll
+        for (int k = 0; k < 2; ++k)
+          s[4 * nt + 2 * r + k] *= philox::uniform(draws[r][k]) < p.dropoutP ? 0.0f : keepScale;
+  }
+}
+
+/// The dropout factor of score (row, j) of one (b, h): 0 or keepScale,
+/// drawn alone (element index ((b * qHeads + h) * tq + i) * tk + j,
+/// philox::uniformAt).
+FUSE_DEVICE float dropoutFactorAt(uint64_t seed, uint64_t offset, uint64_t n, float p,
+                                  float keepScale) {
+  return philox::uniformAt(seed, offset, n) < p ? 0.0f : keepScale;
+}
+
+/// The backward's dropout decisions for a thread's scores of `Steps`
+/// fragments nt of a transposed score tile (score (nt, e) is query
+/// rowIndex0 - headRow + 8 nt + (e & 1), key key0 + 8 (e >> 1), with key0 a
+/// multiple of 16 plus g = lane / 4): bit 4 nt + e set where the score is
+/// kept, drawn with the reference's Philox index (headRow + i) * tk + j
+/// (philox::uniformAt). When tk % 4 == 0 the lanes g & 3 = 0..3 of one t
+/// hold the four keys of one Philox group for each of their four (query,
+/// key group) pairs: each lane draws the block of pair g & 3, and a 4 x 4
+/// transpose over lane bits 2 and 3 (three shuffles) hands every lane its
+/// key of the other three (one block a lane instead of four). All 32 lanes
+/// must call it together; bits of scores past the ends are meaningless.
+template <int Steps>
+FUSE_DEVICE uint64_t dropoutKeepBitsTransposed(long long rowIndex0, int key0, int lane,
+                                               const FlashParams &p, uint64_t seed,
+                                               uint64_t offset) {
+  static_assert(Steps * 4 <= 64, "one bit a score of the thread's fragment");
+  const bool shareBlocks = p.tk % 4 == 0;
+  const int q = (lane >> 2) & 3;
+  uint64_t bits = 0;
+#pragma unroll
+  for (int nt = 0; nt < Steps; ++nt) {
+    const long long row = rowIndex0 + nt * 8;
+    uint32_t draws[4];
+    if (shareBlocks) {
+      const uint64_t n =
+          static_cast<uint64_t>(row + (q & 1)) * p.tk + (key0 - q) + 8 * (q >> 1);
+      const philox::Block block = philox::blockAt(seed, offset + n / 4);
+      // Round r: lane q receives pair (q ^ r)'s component q from lane q ^ r.
+      uint32_t got[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const uint32_t sent = philox::lane(block, static_cast<uint32_t>(q ^ r));
+        got[r] = r == 0 ? sent : __shfl_xor_sync(0xffffffffu, sent, r << 2);
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = q ^ e;
+        draws[e] = r == 0 ? got[0] : r == 1 ? got[1] : r == 2 ? got[2] : got[3];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const uint64_t n = static_cast<uint64_t>(row + (e & 1)) * p.tk + key0 + 8 * (e >> 1);
+        draws[e] = philox::lane(philox::blockAt(seed, offset + n / 4),
+                                static_cast<uint32_t>(n % 4));
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      bits |= static_cast<uint64_t>(!(philox::uniform(draws[e]) < p.dropoutP)) << (4 * nt + e);
+  }
+  return bits;
 }
 
 /// A thread's probabilities of one key tile as the A fragments of its P V

@@ -5,8 +5,8 @@
 # the edge sizes of test/Codegen/Inputs/edge-sizes.mlir (tails of every kernel
 # template; flash attention reading and writing through the strided views of
 # packed and separate projections) in bf16 and f32, and on
-# test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128)
-# and attention-fallback.mlir (mask and dropout where the flash kernels do
+# test/Codegen/Inputs/flash-dropout.mlir (mask and dropout at head dim 128;
+# flash-dropout-d64.mlir at 64, bf16 only) and attention-fallback.mlir (mask and dropout where the flash kernels do
 # not run) in bf16 and f32, on test/Codegen/Inputs/unaligned-gemms.mlir
 # (GEMMs run on copies padded to aligned rows) in bf16 and f32, and on test/Codegen/Inputs/constant-results.mlir
 # (splat, dense and iota-computed results of every dtype, written by fill
@@ -66,6 +66,9 @@ done
 # softmax path in f32; and that path's in both where flash does not apply.
 check "flash-dropout (bf16)" "$root/test/Codegen/Inputs/flash-dropout.mlir"
 check "flash-dropout (f32)" "$root/test/Codegen/Inputs/flash-dropout.mlir" --pipeline='fuse-pipeline{amp=none}'
+# A padding mask and dropout at head dim 64, keys a multiple of four (the
+# kernels share Philox blocks between lanes there).
+check "flash-dropout-d64 (bf16)" "$root/test/Codegen/Inputs/flash-dropout-d64.mlir"
 fallback=$root/test/Codegen/Inputs/attention-fallback.mlir
 for entry in head_dim_80 boolean_padding_mask; do
   check "attention-fallback $entry (bf16)" "$fallback" --entry "$entry"

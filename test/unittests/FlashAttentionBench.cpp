@@ -1,6 +1,7 @@
 //===- FlashAttentionBench.cpp - Times the flash kernels (not a test) -----===//
 //
 //   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16] [variants]
+//                       [--mask=keys|batch] [--dropout=P]
 //
 // prints one JSON object: for the cp.async kernels ("cp_async"), the
 // warp-specialised TMA ones ("tma", the forward's launch persistent as the
@@ -11,8 +12,11 @@
 // FlashAttention's convention: forward 4 B H T^2 D (halved when causal),
 // backward 2.5 x the forward.
 // `variants` (comma-separated, default all three) times only those, so that
-// a profiler sees only their launches. bench/attention/flash_bench.py runs
-// it beside torch SDPA.
+// a profiler sees only their launches. `--mask` adds an additive mask
+// (keys: one row [1, 1, 1, T] for every query, as an encoder's padding mask;
+// batch: [B, 1, T, T]) and `--dropout` a dropout probability, each given
+// after the positional arguments. bench/attention/flash_bench.py runs it
+// beside torch SDPA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,12 +40,28 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Options (--mask=..., --dropout=...) may follow the positional arguments.
+  fuse::testing::FlashCase c;
+  while (argc > 1 && std::string(argv[argc - 1]).rfind("--", 0) == 0) {
+    const std::string option = argv[--argc];
+    if (option == "--mask=keys")
+      c.mask = fuse::testing::FlashMask::KeysOnly;
+    else if (option == "--mask=batch")
+      c.mask = fuse::testing::FlashMask::PerBatch;
+    else if (option.rfind("--dropout=", 0) == 0)
+      c.dropout = std::strtof(option.c_str() + 10, nullptr);
+    else
+      return fail("unknown option " + option + " (--mask=keys|batch, --dropout=P)");
+    if (c.dropout < 0.0f || c.dropout >= 1.0f)
+      return fail("--dropout must be in [0, 1)");
+  }
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s B H T D causal [bf16|f16] [cp_async,tma,tma_cta_per_tile]\n",
+    std::fprintf(stderr,
+                 "usage: %s B H T D causal [bf16|f16] [cp_async,tma,tma_cta_per_tile] "
+                 "[--mask=keys|batch] [--dropout=P]\n",
                  argv[0]);
     return 2;
   }
-  fuse::testing::FlashCase c;
   c.batch = std::atoi(argv[1]);
   c.qHeads = c.kvHeads = std::atoi(argv[2]);
   c.tq = c.tk = std::atoi(argv[3]);
@@ -63,6 +83,8 @@ int main(int argc, char **argv) {
       return fail("seed buffer");
     inputs.push_back(std::move(*buffer));
   }
+  if (c.mask != fuse::testing::FlashMask::None)
+    inputs.push_back(uploadValues(randomValues(c.maskElements(), c.dtype, 11), c.dtype));
   const size_t dsize = dtypeSize(c.dtype);
   std::vector<DeviceBuffer> outputs;
   for (int64_t bytes : {qElems * int64_t(dsize), qElems / c.headDim * 4, qElems * int64_t(dsize),
@@ -85,7 +107,11 @@ int main(int argc, char **argv) {
                      std::to_string(c.qHeads) + ", \"T\": " + std::to_string(c.tq) +
                      ", \"D\": " + std::to_string(c.headDim) + ", \"causal\": " +
                      (c.causal ? "true" : "false") + ", \"dtype\": \"" +
-                     (c.dtype == DType::BF16 ? "bf16" : "f16") + "\"";
+                     (c.dtype == DType::BF16 ? "bf16" : "f16") + "\", \"mask\": \"" +
+                     (c.mask == fuse::testing::FlashMask::None       ? "none"
+                      : c.mask == fuse::testing::FlashMask::KeysOnly ? "keys"
+                                                                      : "batch") +
+                     "\", \"dropout\": " + std::to_string(c.dropout);
   const int items = int(fuse::testing::flashTiles(c.tq, fuse::codegen::kFlashBlockM)) *
                     c.qHeads * c.batch;
   const char *names[3] = {"cp_async", "tma", "tma_cta_per_tile"};

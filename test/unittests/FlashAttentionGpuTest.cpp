@@ -250,6 +250,9 @@ const Shape kShapes[] = {
     {"MaskCausal", 1, 2, 2, 100, 100, 64, true, FlashMask::PerBatch, 0},
     {"Dropout64Causal", 1, 2, 2, 100, 100, 64, true, FlashMask::None, 0.1f},
     {"Dropout128", 2, 2, 1, 64, 129, 128, false, FlashMask::None, 0.25f},
+    // Keys a multiple of four: lanes share each Philox block (flash_common.cuh).
+    {"MaskDropout64", 2, 2, 2, 96, 132, 64, false, FlashMask::KeysOnly, 0.1f},
+    {"Dropout128Shared", 1, 2, 2, 80, 200, 128, false, FlashMask::None, 0.1f},
 };
 
 enum class Kernels { CpAsync, TmaForward, TmaForwardOnThreeCtas, TmaBackward };
