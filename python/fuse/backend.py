@@ -382,6 +382,7 @@ class _Specialized:
         self.saved, self.slab_pool, self.slab_layout = saved, None, None
         self.slab_outputs, self.slab_inputs, self.slab_argument = {}, {}, None
         self.arena_results = {}  # a backward's results left in its arena: {output index: byte offset}
+        self.arena_views = {}  # {result position: _saved_slabs.ArenaResult}, made on first use
         if kept:
             arg_names = [str(placeholders[i].target) if i < len(placeholders) else f"arg{i}"
                          for i in self.tensor_positions]
@@ -600,14 +601,21 @@ class _Specialized:
         else:
             device = _device_of(tensors)
         result = []
+        storage = None  # the arena's, fetched once for every result left in it
         for position, entry in enumerate(self.plan):
             if entry[0] == "value":
                 result.append(entry[1])
                 continue
             if entry[0] == "output" and entry[1] in self.arena_results:
-                spec = compiled.outputs[entry[1]]
-                tensor = _saved_slabs.result_view(arena, self.arena_results[entry[1]], spec.torch_dtype(),
-                                                  spec.shape if entry[2] is None else entry[2])
+                where = self.arena_views.get(position)
+                if where is None:
+                    spec = compiled.outputs[entry[1]]
+                    where = self.arena_views[position] = _saved_slabs.ArenaResult(
+                        self.arena_results[entry[1]], spec.torch_dtype(),
+                        spec.shape if entry[2] is None else entry[2])
+                if storage is None:
+                    storage, arena_device = arena.untyped_storage(), arena.device
+                tensor = where.view(storage, arena_device)
                 result.append(tensor.clone() if in_copy else tensor)
                 continue
             if entry[0] == "input":

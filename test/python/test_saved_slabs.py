@@ -72,6 +72,24 @@ def test_a_result_view_is_the_arenas_memory_in_its_shape():
     assert torch.equal(tensor.view(torch.uint8).flatten(), arena[16:40])
 
 
+@pytest.mark.skipif(not hasattr(torch.Tensor, "untyped_storage"),
+                    reason=f"torch {torch.__version__} has no untyped_storage (the backend needs torch >= 2)")
+def test_arena_results_made_once_give_every_call_the_same_layout():
+    arena = torch.zeros(256, dtype=torch.uint8)
+    where = [_saved_slabs.ArenaResult(0, torch.float32, (2, 0, 3)),  # empty: strides still dense
+             _saved_slabs.ArenaResult(64, torch.bfloat16, ()),
+             _saved_slabs.ArenaResult(128, torch.int64, (3, 2))]
+    storage = arena.untyped_storage()
+    for _ in range(2):  # the same layout from the same specs, call after call
+        empty, scalar, pairs = (w.view(storage, arena.device) for w in where)
+        assert empty.shape == (2, 0, 3) and empty.stride() == (3, 3, 1)
+        assert scalar.shape == () and scalar.data_ptr() == arena.data_ptr() + 64
+        assert pairs.stride() == (2, 1) and pairs.data_ptr() == arena.data_ptr() + 128
+        pairs.copy_(torch.arange(6).view(3, 2))
+        assert pairs._base is None
+    assert torch.equal(arena[128:176].view(torch.int64), torch.arange(6))
+
+
 @needs_use_count
 def test_gradients_stay_where_anything_else_holds_their_slab_too():
     saved = SavedValues()
