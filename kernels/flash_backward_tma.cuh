@@ -148,16 +148,9 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
       wgmma::Mma<T, M>::template ss<0, 0>(dpt, wgmma::kMajor<L::N, D>(at.v, 64 * group, kk * 16),
                                           wgmma::kMajor<M, D>(dob, 0, kk * 16), kk > 0);
     wgmma::commit();
-    // At head dim 64 the step's dropout decisions are drawn while the tensor
-    // cores run both products; at 128 the registers of shared draws beside
-    // dK, dV and the two products would spill, so each score draws its own
-    // where it is used.
-    constexpr bool kDrawEarly = D == 64;
-    const uint64_t keepBits =
-        dropout && kDrawEarly
-            ? dropoutKeepBitsTransposed<M / 8>(headRow + m0 + 2 * t, key0, lane, p, dropSeed,
-                                               dropOffset)
-            : 0;
+    // The step's dropout decisions while the tensor cores run both products.
+    const uint64_t keepBits = backwardStepKeepBits<D, M>(dropout, headRow + m0 + 2 * t, key0, lane,
+                                                         p, dropSeed, dropOffset);
     wgmma::wait<1>();
     wgmma::pin(st);
 
@@ -188,11 +181,9 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
         const int c = nt * 8 + 2 * t + (e & 1), i = m0 + c, j = key0 + (e >> 1) * 8;
         float keep = 1.0f;
         if (dropout && i < p.tq && j < p.tk)
-          keep = !kDrawEarly ? dropoutFactorAt(dropSeed, dropOffset,
-                                               static_cast<uint64_t>(headRow + i) * p.tk + j,
-                                               p.dropoutP, keepScale)
-                 : (keepBits >> (4 * nt + e)) & 1 ? keepScale
-                                                  : 0.0f;
+          keep = backwardKeepFactor<D>(keepBits, 4 * nt + e,
+                                       static_cast<uint64_t>(headRow + i) * p.tk + j, p, dropSeed,
+                                       dropOffset, keepScale);
         const float prob = st[4 * nt + e];
         dpt[4 * nt + e] = prob * (dpt[4 * nt + e] * keep - sDelta[c]) * p.scale;
         st[4 * nt + e] = prob * keep;

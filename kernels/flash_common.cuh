@@ -436,6 +436,31 @@ FUSE_DEVICE uint64_t dropoutKeepBitsTransposed(long long rowIndex0, int key0, in
   return bits;
 }
 
+/// The backward's dropout decisions of one step, drawn right after its
+/// two products are issued so that the Philox rounds run beside the tensor
+/// cores (dropoutKeepBitsTransposed; rowIndex0 = headRow + m0 + 2t): at
+/// head dim 64 only. At 128 the registers of shared draws beside dK, dV and
+/// the two products would spill, so each score draws its own where it is
+/// used (backwardKeepFactor), and this returns 0.
+template <int D, int M>
+FUSE_DEVICE uint64_t backwardStepKeepBits(bool dropout, long long rowIndex0, int key0, int lane,
+                                          const FlashParams &p, uint64_t seed, uint64_t offset) {
+  if (D != 64 || !dropout)
+    return 0;
+  return dropoutKeepBitsTransposed<M / 8>(rowIndex0, key0, lane, p, seed, offset);
+}
+
+/// The dropout factor (0 or keepScale) of the backward's score `bit` = 4 nt
+/// + e of a step, element index n: from the step's bits at head dim 64
+/// (backwardStepKeepBits), else drawn alone.
+template <int D>
+FUSE_DEVICE float backwardKeepFactor(uint64_t keepBits, int bit, uint64_t n, const FlashParams &p,
+                                     uint64_t seed, uint64_t offset, float keepScale) {
+  if (D == 64)
+    return (keepBits >> bit) & 1 ? keepScale : 0.0f;
+  return dropoutFactorAt(seed, offset, n, p.dropoutP, keepScale);
+}
+
 /// A thread's probabilities of one key tile as the A fragments of its P V
 /// (mma.sync's A layout, which wgmma's register operand shares).
 template <typename T, int Scores>
