@@ -29,6 +29,13 @@ or whose capture fails, is recorded as None and the reason printed.
 
 TFLOP/s follow FlashAttention's convention: forward 4 B H T^2 D (halved when
 causal), backward 2.5 x forward, so forward + backward is 3.5 x.
+
+`--mask keys` adds an additive mask of one row of keys for every batch,
+head and query (an encoder's padding mask, broadcast; FlashAttentionBench's
+--mask=keys) and `--dropout P` dropout on the probabilities, on both sides;
+SDPA then also runs its memory-efficient backend, the one of its three that
+takes masks and dropout together (its flash backend takes no mask and is
+recorded as None where one is given).
 """
 import argparse
 import json
@@ -37,6 +44,7 @@ import sys
 
 SHAPES = [(8, 12, 1024, 64), (4, 16, 512, 64), (4, 32, 2048, 128), (1, 32, 8192, 128)]
 BACKENDS = ("FLASH_ATTENTION", "CUDNN_ATTENTION")
+MASKED_BACKENDS = BACKENDS + ("EFFICIENT_ATTENTION",)
 WARMUP, ITERS = 10, 50  # as FlashAttentionBench.cpp passes to medianStepMilliseconds
 TIMING = (f"both systems: one call captured in a CUDA graph; {WARMUP} warm-up replays, then "
           f"{ITERS} back-to-back replays, each between its own pair of CUDA events on the "
@@ -81,24 +89,34 @@ def graph_median_ms(fn, warmup=WARMUP, iters=ITERS):
     return times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
 
 
-def sdpa_times(b, h, t, d, causal, backend):
+def sdpa_times(b, h, t, d, causal, backend, mask=False, dropout=0.0):
     """Forward and forward + backward median ms of torch SDPA pinned to
-    `backend` (a torch.nn.attention.SDPBackend name); (None, None), with the
-    reason printed, where torch has no kernel of that backend for the shape
-    or the call cannot be captured in a CUDA graph."""
+    `backend` (a torch.nn.attention.SDPBackend name), with an additive mask
+    of one row of keys (`mask`) and dropout on the probabilities; (None,
+    None), with the reason printed, where torch has no kernel of that backend
+    for the case or the call cannot be captured in a CUDA graph."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16,
                            requires_grad=True) for _ in range(3))
     do = torch.randn_like(q)
+    # The same broadcast row FlashAttentionBench's --mask=keys passes Fuse.
+    attn_mask = (torch.randn(1, 1, 1, t, device="cuda", dtype=torch.bfloat16).expand(b, h, t, t)
+                 if mask else None)
+
+    def attend(p):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p,
+                                              is_causal=causal)
 
     def fwd():
+        # Dropout in the forward alone too, as Fuse's forward-only timing
+        # draws it (a training forward).
         with torch.no_grad():
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return attend(dropout)
 
     def fwd_bwd():
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out = attend(dropout)
         # Gradients returned, not accumulated into q/k/v.grad (as .backward()
         # would, adding an accumulation to each step): Fuse's backward writes
         # dQ, dK and dV fresh too.
@@ -122,11 +140,26 @@ def sdpa_times(b, h, t, d, causal, backend):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--harness", required=True)
-    parser.add_argument("--out", default="bench/attention/flash_bench.json")
+    parser.add_argument("--out", default=None,
+                        help="the JSON written (default bench/attention/flash_bench.json; "
+                             "with --mask or --dropout, flash_bench_masked_dropout.json)")
+    parser.add_argument("--mask", choices=("none", "keys"), default="none",
+                        help="an additive mask of one row of keys for every query (default none)")
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="dropout probability on the probabilities, in [0, 1) (default 0)")
     args = parser.parse_args()
+    if not 0.0 <= args.dropout < 1.0:
+        parser.error(f"--dropout must be in [0, 1), not {args.dropout}")
+    masked = args.mask != "none" or args.dropout > 0
+    backends = MASKED_BACKENDS if masked else BACKENDS
+    if args.out is None:
+        args.out = ("bench/attention/flash_bench_masked_dropout.json" if masked
+                    else "bench/attention/flash_bench.json")
+    options = ([f"--mask={args.mask}"] if args.mask != "none" else []) + (
+        [f"--dropout={args.dropout}"] if args.dropout > 0 else [])
     import torch
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-               "dtype": "bf16", "flop_convention":
+               "dtype": "bf16", "mask": args.mask, "dropout": args.dropout, "flop_convention":
                "fwd 4*B*H*T^2*D (halved if causal); fwd+bwd 3.5x fwd",
                "timing": TIMING, "rows": []}
     variants = ("cp_async", "tma", "tma_cta_per_tile")
@@ -136,19 +169,21 @@ def main():
     for b, h, t, d in SHAPES:
         for causal in (False, True):
             run = subprocess.run([args.harness, str(b), str(h), str(t), str(d),
-                                  str(int(causal))], capture_output=True, text=True)
+                                  str(int(causal)), "bf16", ",".join(variants)] + options,
+                                 capture_output=True, text=True)
             fuse = json.loads(run.stdout.strip().splitlines()[-1])
             if "error" in fuse:
                 raise SystemExit(f"harness failed at {(b, h, t, d, causal)}: {fuse['error']}")
             flops = 4.0 * b * h * t * t * d / (2 if causal else 1)
             row = {"B": b, "H": h, "T": t, "D": d, "causal": causal, "fuse": fuse}
-            for backend in BACKENDS:
-                sdpa_fwd, sdpa_fb = sdpa_times(b, h, t, d, causal, backend)
+            for backend in backends:
+                sdpa_fwd, sdpa_fb = sdpa_times(b, h, t, d, causal, backend,
+                                               mask=args.mask != "none", dropout=args.dropout)
                 row[backend.lower()] = None if sdpa_fwd is None else {
                     "fwd_ms": sdpa_fwd, "fwd_bwd_ms": sdpa_fb,
                     "fwd_tflops": flops / sdpa_fwd / 1e9,
                     "fwd_bwd_tflops": 3.5 * flops / sdpa_fb / 1e9}
-            best = [row[x.lower()] for x in BACKENDS if row[x.lower()]]
+            best = [row[x.lower()] for x in backends if row[x.lower()]]
             # No SDPA backend ran at this shape: no ratio (None), not a crash.
             best_fwd = max((r["fwd_tflops"] for r in best), default=None)
             best_fb = max((r["fwd_bwd_tflops"] for r in best), default=None)
