@@ -105,10 +105,6 @@ std::optional<RowSplit> planRowSplit(FusionOp fusion, CodegenContext &context,
   return RowSplit{(rowLength + chunk - 1) / chunk, chunk, dependent};
 }
 
-} // namespace
-
-namespace {
-
 /// What the kernels of one split reduction share: the fusion, its shape and
 /// split, the workspace of partials, and the emission steps two kernels do.
 struct SplitRows {

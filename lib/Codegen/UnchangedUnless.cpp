@@ -16,7 +16,6 @@
 
 #include "Lowerings.h"
 
-
 using namespace mlir;
 using namespace mlir::fuse;
 
