@@ -1,0 +1,62 @@
+"""Where one `compile_step` call of a harness workload spends its GPU time.
+
+Builds the workload as bench/run.py does (same seed, bf16, the recipe's
+optimizer, clipping and accumulation), compiles it with `fuse.compile_step`
+and runs Fuse's profiler on one call (one micro-batch: with accumulation the
+update's kernels return early on all but the last, as they do in a step).
+Prints the time per kind and the slowest kernels; with -o, saves the
+profile (schema fuse-profile/1).
+
+    python3 bench/profile/step_breakdown.py bert-hf -o bert_hf_profile.json
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a built-in workload (gpt2, bert-b4, bert-hf, ...) or module:function")
+    parser.add_argument("--config", choices=["full", "tiny"], default="full")
+    parser.add_argument("--top", type=int, default=25, help="slowest kernels to list (default 25)")
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("-o", "--output", help="write the profile JSON here")
+    args = parser.parse_args(argv)
+
+    import torch
+    import fuse
+    from fuse.harness import workloads
+    if not torch.cuda.is_available():
+        parser.error("needs a CUDA GPU (torch sees none)")
+    workload = workloads.resolve(args.model, args.config)
+    if workload.preload is not None:
+        workload.preload()
+    torch.manual_seed(0)
+    built = workload.build(seed=0, device="cuda")
+    model = built.model.train()
+    batch = built.training_batches()[0]
+    options = {}
+    if built.recipe is not None:
+        options = dict(optimizer=built.recipe.build_optimizer(model), max_grad_norm=built.recipe.max_grad_norm,
+                       accumulation_steps=built.accumulation_steps)
+    step = fuse.compile_step(model, built.loss_fn, batch, amp="bf16", **options)
+    report = step.profile(*batch, iterations=args.iterations)
+    kernels = [s for s in report.steps if isinstance(s._data.get("time_ms"), (int, float))]
+    total = sum(s.time_ms for s in kernels)
+    print(f"{args.model} ({args.config}): {len(kernels)} steps, {total:.3f} ms of kernels, "
+          f"step {report.step_ms:.3f} ms on {report.device}")
+    for kind, ms in report.time_by_kind().items():
+        print(f"  {kind:<24} {ms:8.3f} ms  {100 * ms / total:5.1f}%")
+    print(f"the {args.top} slowest:")
+    for s in report.top(args.top):
+        label = (s._data.get("label") or "")[:70]
+        print(f"  #{s.index:<5} {s.kind:<16} {s.time_ms:7.4f} ms  {s.name[:40]:<40} {label}")
+    if args.output:
+        report.save_json(args.output)
+    step.close()
+
+
+if __name__ == "__main__":
+    main()
