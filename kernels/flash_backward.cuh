@@ -272,7 +272,7 @@ FUSE_DEVICE void flashAttentionBackward(const T *q, const T *k, const T *v,
         const int c = nt * 8 + 2 * t + (e & 1), i = m0 + c, j = key0 + (e >> 1) * 8;
         float keep = 1.0f;
         if (dropout && i < p.tq && j < p.tk)
-          keep = backwardKeepFactor<D>(keepBits, 4 * nt + e,
+          keep = backwardKeepFactor<D>(false, keepBits, 4 * nt + e,
                                        static_cast<uint64_t>(headRow + i) * p.tk + j, p, dropSeed,
                                        dropOffset, keepScale);
         const float prob = st[4 * nt + e];

@@ -1,4 +1,4 @@
-// fuse-depends: flash_backward.cuh tma.cuh
+// fuse-depends: flash_backward.cuh tma.cuh flash_dropout_bits.cuh
 //===- flash_backward_tma.cuh - Warp-specialised flash backward (TMA) -----===//
 //
 // The key-tile kernel of the backward (flash_backward.cuh's middle launch,
@@ -85,8 +85,8 @@ template <typename T, int D, int M>
 FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int mStart,
                                           int total, const T *mask,
                                           const long long *seed, const long long *offset,
-                                          const TensorMap &dqMap, T *dk, T *dv,
-                                          const FlashParams &p) {
+                                          const uint64_t *keepBits, const TensorMap &dqMap,
+                                          T *dk, T *dv, const FlashParams &p) {
   using namespace flash;
   using L = BackwardTmaLayout<D, M>;
   constexpr int S = L::S;
@@ -148,9 +148,13 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
       wgmma::Mma<T, M>::template ss<0, 0>(dpt, wgmma::kMajor<L::N, D>(at.v, 64 * group, kk * 16),
                                           wgmma::kMajor<M, D>(dob, 0, kk * 16), kk > 0);
     wgmma::commit();
-    // The step's dropout decisions while the tensor cores run both products.
-    const uint64_t keepBits = backwardStepKeepBits<D, M>(dropout, headRow + m0 + 2 * t, key0, lane,
-                                                         p, dropSeed, dropOffset);
+    // The step's dropout decisions while the tensor cores run both products:
+    // read from the keep mask where one was drawn before this kernel, else
+    // drawn here (at head dim 64; at 128 per score below).
+    const uint64_t stepBits =
+        keepBits ? maskStepKeepBits<M>(keepBits, b * p.qHeads + h, m0, key0, t, p)
+                 : backwardStepKeepBits<D, M>(dropout, headRow + m0 + 2 * t, key0, lane, p,
+                                              dropSeed, dropOffset);
     wgmma::wait<1>();
     wgmma::pin(st);
 
@@ -181,7 +185,7 @@ FUSE_DEVICE void flashBackwardTmaConsumer(int group, int n0, int kvh, int b, int
         const int c = nt * 8 + 2 * t + (e & 1), i = m0 + c, j = key0 + (e >> 1) * 8;
         float keep = 1.0f;
         if (dropout && i < p.tq && j < p.tk)
-          keep = backwardKeepFactor<D>(keepBits, 4 * nt + e,
+          keep = backwardKeepFactor<D>(keepBits != nullptr, stepBits, 4 * nt + e,
                                        static_cast<uint64_t>(headRow + i) * p.tk + j, p, dropSeed,
                                        dropOffset, keepScale);
         const float prob = st[4 * nt + e];
@@ -320,8 +324,8 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
                                            const TensorMap &vMap, const TensorMap &doMap,
                                            const TensorMap &dqMap, const T *mask,
                                            const long long *seed, const long long *offset,
-                                           const float *rowStats, T *dk, T *dv,
-                                           const FlashParams &p) {
+                                           const uint64_t *keepBits, const float *rowStats,
+                                           T *dk, T *dv, const FlashParams &p) {
   using namespace flash;
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
   static_assert(M == 64 || (M == 80 && D == 128), "wgmma n64 or n80; 80 fits at 128 only");
@@ -394,7 +398,7 @@ FUSE_DEVICE void flashAttentionBackwardTma(const TensorMap &qMap, const TensorMa
   } else {
     tma::raiseRegisters<240>();
     flashBackwardTmaConsumer<T, D, M>(threadIdx.x / 128 - 1, n0, kvh, b, mStart, total, mask,
-                                   seed, offset, dqMap, dk, dv, p);
+                                   seed, offset, keepBits, dqMap, dk, dv, p);
   }
 }
 

@@ -451,12 +451,14 @@ FUSE_DEVICE uint64_t backwardStepKeepBits(bool dropout, long long rowIndex0, int
 }
 
 /// The dropout factor (0 or keepScale) of the backward's score `bit` = 4 nt
-/// + e of a step, element index n: from the step's bits at head dim 64
-/// (backwardStepKeepBits), else drawn alone.
+/// + e of a step, element index n: from the step's bits where it has them
+/// (read from a keep mask, `fromMask`, or drawn at head dim 64 by
+/// backwardStepKeepBits), else drawn alone.
 template <int D>
-FUSE_DEVICE float backwardKeepFactor(uint64_t keepBits, int bit, uint64_t n, const FlashParams &p,
-                                     uint64_t seed, uint64_t offset, float keepScale) {
-  if (D == 64)
+FUSE_DEVICE float backwardKeepFactor(bool fromMask, uint64_t keepBits, int bit, uint64_t n,
+                                     const FlashParams &p, uint64_t seed, uint64_t offset,
+                                     float keepScale) {
+  if (D == 64 || fromMask)
     return (keepBits >> bit) & 1 ? keepScale : 0.0f;
   return dropoutFactorAt(seed, offset, n, p.dropoutP, keepScale);
 }

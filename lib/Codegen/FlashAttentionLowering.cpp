@@ -291,6 +291,27 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
                    call, recordGrid, kFlashThreads, 0, 0, "delta of " + label, 0.0,
                    static_cast<double>(rows) * (call.headDim * 2 * 2 + 4 + 8));
   }
+  // Dropout in the TMA backward: its decisions drawn first, by a kernel of
+  // their own, into a keep mask it reads (kernels/flash_dropout_bits.cuh).
+  std::string keepBits = "nullptr";
+  const int64_t heads = call.batch * call.qHeads;
+  if (tma && dropout && flashBackwardUsesKeepBits(heads, call.tq, call.tk)) {
+    BufferRef mask = context.workspace(flashKeepBitsBytes(heads, call.tq, call.tk));
+    KernelParams draw;
+    std::string s = draw.add("seed", DType::I64, true, *outer(*call.seed));
+    std::string o = draw.add("offset", DType::I64, true, *outer(*call.offset));
+    std::string bits = draw.add("keep_bits", DType::I64, false, mask);
+    const int64_t items = call.tk / 4 * ((call.tq + 63) / 64);
+    addFlashLaunch(context, "flash_dropout_bits", draw,
+                   "fuse::flashDropoutKeepBits(" + s + ", " + o +
+                       ", reinterpret_cast<unsigned long long *>(" + bits + "), p)",
+                   call, {tiles(items, kFlashKeepBitsThreads), static_cast<uint32_t>(call.qHeads),
+                          static_cast<uint32_t>(call.batch)},
+                   kFlashKeepBitsThreads, 0, 0, "dropout of " + label, 0.0,
+                   static_cast<double>(flashKeepBitsBytes(heads, call.tq, call.tk)));
+    keepBits = "reinterpret_cast<const unsigned long long *>(" +
+               params.add("keep_bits", DType::I64, true, mask) + ")";
+  }
   std::string rs = params.add("row_stats", DType::F32, true, rowStats);
   // The TMA kernel adds to the dQ accumulator through a tensor map.
   std::string acc =
@@ -298,8 +319,8 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
   std::string dk = params.add("dk", call.dtype, false, results[1]);
   std::string dv = params.add("dv", call.dtype, false, results[2]);
   const std::string tail = mask + ", " + seed + ", " + offset + ", " +
-                           (tma ? "" : dout + ", ") + rs + ", " + (tma ? "" : acc + ", ") +
-                           dk + ", " + dv + ", p)";
+                           (tma ? keepBits + ", " : dout + ", ") + rs + ", " +
+                           (tma ? "" : acc + ", ") + dk + ", " + dv + ", p)";
   if (tma) {
     std::string qm = params.addTensorMap("q_map", operandMap(1, blockM));
     std::string km = params.addTensorMap("k_map", operandMap(2, kFlashBackwardTmaBlockN));

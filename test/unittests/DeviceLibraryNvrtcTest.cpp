@@ -178,14 +178,21 @@ extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_fwd_tma(
   fuse::flashAttentionForwardTma<fuse::f16, 128>(q, k, v, nullptr, nullptr, nullptr, o, l, p);
 }
 )cu"},
+      {"flash_dropout_bits.cuh", R"cu(
+extern "C" __global__ void __launch_bounds__(128) fuse_test_flash_dropout_bits(
+    const long long *seed, const long long *offset, unsigned long long *bits,
+    fuse::FlashParams p) {
+  fuse::flashDropoutKeepBits(seed, offset, bits, p);
+}
+)cu"},
       {"flash_backward_tma.cuh", R"cu(
 extern "C" __global__ void __launch_bounds__(384, 1) fuse_test_flash_bwd_tma(
     const __grid_constant__ fuse::TensorMap q, const __grid_constant__ fuse::TensorMap k,
     const __grid_constant__ fuse::TensorMap v, const __grid_constant__ fuse::TensorMap d,
     const __grid_constant__ fuse::TensorMap a, const float *s, fuse::bf16 *dk,
     fuse::bf16 *dv, fuse::FlashParams p) {
-  fuse::flashAttentionBackwardTma<fuse::bf16, 64, 64>(q, k, v, d, a, nullptr, nullptr, nullptr, s,
-                                                  dk, dv, p);
+  fuse::flashAttentionBackwardTma<fuse::bf16, 64, 64>(q, k, v, d, a, nullptr, nullptr, nullptr,
+                                                  nullptr, s, dk, dv, p);
 }
 )cu"},
       {"flash_backward.cuh", R"cu(

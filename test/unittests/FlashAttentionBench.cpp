@@ -1,7 +1,7 @@
 //===- FlashAttentionBench.cpp - Times the flash kernels (not a test) -----===//
 //
 //   FlashAttentionBench B H T D causal(0|1) [dtype bf16|f16] [variants]
-//                       [--mask=keys|batch] [--dropout=P]
+//                       [--mask=keys|batch] [--dropout=P] [--draw-dropout]
 //
 // prints one JSON object: for the cp.async kernels ("cp_async"), the
 // warp-specialised TMA ones ("tma", the forward's launch persistent as the
@@ -15,7 +15,9 @@
 // a profiler sees only their launches. `--mask` adds an additive mask
 // (keys: one row [1, 1, 1, T] for every query, as an encoder's padding mask;
 // batch: [B, 1, T, T]) and `--dropout` a dropout probability, each given
-// after the positional arguments. bench/attention/flash_bench.py runs it
+// after the positional arguments; `--draw-dropout` has the TMA backward draw
+// its dropout decisions itself instead of reading the keep mask drawn
+// before it (flash_dropout_bits.cuh), to time both. bench/attention/flash_bench.py runs it
 // beside torch SDPA.
 //
 //===----------------------------------------------------------------------===//
@@ -50,15 +52,18 @@ int main(int argc, char **argv) {
       c.mask = fuse::testing::FlashMask::PerBatch;
     else if (option.rfind("--dropout=", 0) == 0)
       c.dropout = std::strtof(option.c_str() + 10, nullptr);
+    else if (option == "--draw-dropout")
+      c.keepBits = false;
     else
-      return fail("unknown option " + option + " (--mask=keys|batch, --dropout=P)");
+      return fail("unknown option " + option +
+                  " (--mask=keys|batch, --dropout=P, --draw-dropout)");
     if (c.dropout < 0.0f || c.dropout >= 1.0f)
       return fail("--dropout must be in [0, 1)");
   }
   if (argc < 6) {
     std::fprintf(stderr,
                  "usage: %s B H T D causal [bf16|f16] [cp_async,tma,tma_cta_per_tile] "
-                 "[--mask=keys|batch] [--dropout=P]\n",
+                 "[--mask=keys|batch] [--dropout=P] [--draw-dropout]\n",
                  argv[0]);
     return 2;
   }
@@ -111,7 +116,8 @@ int main(int argc, char **argv) {
                      (c.mask == fuse::testing::FlashMask::None       ? "none"
                       : c.mask == fuse::testing::FlashMask::KeysOnly ? "keys"
                                                                       : "batch") +
-                     "\", \"dropout\": " + std::to_string(c.dropout);
+                     "\", \"dropout\": " + std::to_string(c.dropout) +
+                     ", \"keep_mask\": " + (c.keepBits ? "true" : "false");
   const int items = int(fuse::testing::flashTiles(c.tq, fuse::codegen::kFlashBlockM)) *
                     c.qHeads * c.batch;
   const char *names[3] = {"cp_async", "tma", "tma_cta_per_tile"};

@@ -43,6 +43,10 @@ struct FlashCase {
   /// The warp-specialised kernels (flashAttentionForwardTma,
   /// flashAttentionBackwardTma) instead of the cp.async ones.
   bool tmaForward = false, tmaBackward = false;
+  /// With dropout, the TMA backward reads a keep mask drawn before it
+  /// (flashDropoutKeepBits) wherever the code generator draws one
+  /// (flashBackwardUsesKeepBits); false: it draws its decisions itself.
+  bool keepBits = true;
   /// CTAs of the TMA forward, which strides over its query-tile items: 0
   /// for the code generator's persistent launch (one CTA a multiprocessor
   /// at most), else exactly this many (few, so that each works through
@@ -109,7 +113,10 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   const std::string bargs =
       "<" + t + ", " + std::to_string(c.headDim) + ", " + std::to_string(blockM) + ">";
   const int64_t statsBytes = (flashRowStatsBytes(B * H, TQ, blockM) + 255) / 256 * 256;
-  exe.arenaBytes = statsBytes + qElems * 4 + 256;
+  const int64_t accBytes = (qElems * 4 + 255) / 256 * 256;
+  const bool useKeepBits = c.backward && c.tmaBackward && c.dropout > 0 && c.keepBits &&
+                           flashBackwardUsesKeepBits(B * H, TQ, TK);
+  exe.arenaBytes = statsBytes + accBytes + (useKeepBits ? flashKeepBitsBytes(B * H, TQ, TK) : 0);
   (void)kvElems;
   // The runtime pastes exactly the files a kernel names: the whole closure.
   for (const std::string &name : helperClosure({"flash_attention.cuh"}))
@@ -202,11 +209,13 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   if (c.tmaBackward)
     kernel("flash_bwd", tmaBounds,
            "const long long *seed, const long long *offset" + maskParam +
+               (useKeepBits ? ", const unsigned long long *bits" : "") +
                ", const float *stats" + dkdv + mapParams +
                ", const __grid_constant__ fuse::TensorMap doMap, "
                "const __grid_constant__ fuse::TensorMap accMap",
            "fuse::flashAttentionBackwardTma" + bargs + "(qMap, kMap, vMap, doMap, accMap, " +
-               maskArg + ", seed, offset, stats, dk, dv, p)");
+               maskArg + ", seed, offset, " + (useKeepBits ? "bits" : "nullptr") +
+               ", stats, dk, dv, p)");
   else
     kernel("flash_bwd", std::to_string(kFlashBackwardThreads),
            "const " + t + " *q, const " + t + " *k, const " + t +
@@ -217,7 +226,12 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                ", seed, offset, dout, stats, acc, dk, dv, p)");
   kernel("flash_dq", fwdBounds, "const float *acc, " + t + " *dq",
          "fuse::flashBackwardConvertDq" + targs + "(acc, dq, p)");
-  const BufferRef stats = BufferRef::arena(0), acc = BufferRef::arena(statsBytes);
+  if (useKeepBits)
+    kernel("flash_bits", std::to_string(kFlashKeepBitsThreads),
+           "const long long *seed, const long long *offset, unsigned long long *bits",
+           "fuse::flashDropoutKeepBits(seed, offset, bits, p)");
+  const BufferRef stats = BufferRef::arena(0), acc = BufferRef::arena(statsBytes),
+                  bits = BufferRef::arena(statsBytes + accBytes);
   const std::array<uint32_t, 3> recordGrid{
       flashTiles(int64_t(flashTiles(c.tq, blockM)) * blockM, kFlashBlockM), queryGrid[1],
       queryGrid[2]};
@@ -231,6 +245,8 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   bwdArgs.push_back(BufferRef::input(5));
   if (hasMask)
     bwdArgs.push_back(BufferRef::input(6));
+  if (useKeepBits)
+    bwdArgs.push_back(bits);
   if (!c.tmaBackward)
     bwdArgs.push_back(BufferRef::input(3));
   bwdArgs.push_back(stats);
@@ -260,6 +276,14 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
   exe.launches.push_back({3, queryGrid, {uint32_t(kFlashThreads), 1, 1}, 0,
                           argsOf(exe, {acc, BufferRef::output(2)})});
   exe.steps.push_back({Step::Kind::Launch, 1, "flash preprocess", 0, 0});
+  if (useKeepBits) {
+    const uint32_t items = uint32_t(TK / 4 * ((TQ + 63) / 64));
+    exe.launches.push_back({4, {flashTiles(int(items), kFlashKeepBitsThreads), uint32_t(H),
+                                uint32_t(B)},
+                            {uint32_t(kFlashKeepBitsThreads), 1, 1}, 0,
+                            argsOf(exe, {BufferRef::input(4), BufferRef::input(5), bits})});
+    exe.steps.push_back({Step::Kind::Launch, 4, "flash keep bits", 0, 0});
+  }
   exe.steps.push_back({Step::Kind::Launch, 2, "flash backward", 0, 0});
   exe.steps.push_back({Step::Kind::Launch, 3, "flash dq", 0, 0});
   return exe;

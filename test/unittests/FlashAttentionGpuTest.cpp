@@ -281,6 +281,27 @@ TEST_P(FlashAttentionGpu, MatchesDoubleReference) {
   runCase(c);
 }
 
+// The TMA backward drawing its dropout decisions itself, as it does where
+// no keep mask is drawn before it (keys not a multiple of four, or a mask
+// above kFlashKeepBitsMaxBytes): the shapes above read the mask wherever
+// tk % 4 == 0, so the draws that share Philox blocks between lanes are
+// checked here.
+TEST(FlashAttentionGpuDropout, TmaBackwardDrawsItsOwnDecisions) {
+  FUSE_REQUIRE_GPU();
+  for (const Shape &s : kShapes) {
+    if (s.dropout == 0)
+      continue;
+    SCOPED_TRACE(s.name);
+    FlashCase c;
+    c.batch = s.batch, c.qHeads = s.qHeads, c.kvHeads = s.kvHeads;
+    c.tq = s.tq, c.tk = s.tk, c.headDim = s.headDim;
+    c.causal = s.causal, c.mask = s.mask, c.dropout = s.dropout;
+    c.tmaBackward = true;
+    c.keepBits = false;
+    runCase(c);
+  }
+}
+
 // The online softmax's conditional rescale (flash::onlineSoftmaxRows) on
 // scores whose maximum keeps rising from key tile to key tile, in both
 // forwards, at both head dims, with and without causal masking. Forward

@@ -65,7 +65,8 @@ std::string tmaBackward(const std::string &t, int d, const std::string &name,
          "  fuse::flashBackwardPreprocess" + bargs + "(out, dout, lse, stats, acc, p);\n}\n"
          "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashTmaThreads, 1) " + name +
          "(const " + t +
-         " *mask, const long long *seed, const long long *offset, const float *stats, " + t +
+         " *mask, const long long *seed, const long long *offset, "
+         "const unsigned long long *bits, const float *stats, " + t +
          " *dk, " + t +
          " *dv, "
          "const __grid_constant__ fuse::TensorMap qMap, "
@@ -74,7 +75,7 @@ std::string tmaBackward(const std::string &t, int d, const std::string &name,
          "const __grid_constant__ fuse::TensorMap doMap, "
          "const __grid_constant__ fuse::TensorMap accMap) {\n" +
          literal + "  fuse::flashAttentionBackwardTma" + bargs +
-         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, stats, dk, dv, literal);\n}\n";
+         "(qMap, kMap, vMap, doMap, accMap, mask, seed, offset, bits, stats, dk, dv, literal);\n}\n";
 }
 
 std::string wrappers(const std::string &t, int d, const std::string &tag) {
@@ -117,6 +118,10 @@ std::string wrappers(const std::string &t, int d, const std::string &tag) {
                      flashBackwardTmaBlockM(d, true, true)) +
          tmaBackward(t, d, "flash_bwd_tma_" + tag, paramsLiteral("literal", d, false, "0.0f"),
                      flashBackwardTmaBlockM(d, false, false)) +
+         "extern \"C\" __global__ void __launch_bounds__(fuse::kFlashKeepBitsThreads) "
+         "flash_bits_" + tag + "(const long long *seed, const long long *offset, "
+         "unsigned long long *bits, fuse::FlashParams p) {\n"
+         "  fuse::flashDropoutKeepBits(seed, offset, bits, p);\n}\n"
          "extern \"C\" __global__ void " +
          preBounds + "flash_dq_" + tag + "(const float *acc, " + t +
          " *dq, fuse::FlashParams p) {\n"
@@ -133,6 +138,10 @@ std::string constantChecks() {
   check("fuse::kFlashBlockM", kFlashBlockM);
   check("fuse::kFlashBlockN", kFlashBlockN);
   check("fuse::kFlashThreads", kFlashThreads);
+  check("fuse::kFlashKeepBitsThreads", kFlashKeepBitsThreads);
+  s += "static_assert(fuse::flashKeepBitsBytes(64, 130, 512) == " +
+       std::to_string(flashKeepBitsBytes(64, 130, 512)) +
+       "LL, \"flashKeepBitsBytes differs from FlashAttentionConfig.h\");\n";
   check("fuse::kFlashBackwardThreads", kFlashBackwardThreads);
   check("fuse::kFlashBackwardBlockM", kFlashBackwardBlockM);
   check("fuse::kFlashTmaConsumers", kFlashTmaConsumers);
@@ -191,8 +200,9 @@ TEST(FlashAttentionNvrtc, EveryVariantCompilesWithoutSpills) {
       fuse::runtime::compileWithNvrtc(source, "flash_all", {});
   ASSERT_TRUE(module.ok()) << module.status().message();
   // Per type and head dim: 3 forwards, the cp.async preprocess and backward,
-  // 2 TMA backwards with their preprocesses, the dQ conversion.
-  ASSERT_EQ(module->kernels.size(), 40u) << module->log;
+  // 2 TMA backwards (one reading a keep mask under dropout) with their
+  // preprocesses, the keep-mask draw, the dQ conversion.
+  ASSERT_EQ(module->kernels.size(), 44u) << module->log;
   for (const fuse::runtime::KernelResources &kernel : module->kernels) {
     EXPECT_EQ(kernel.spillStoreBytes, 0) << kernel.name << "\n" << module->log;
     EXPECT_EQ(kernel.spillLoadBytes, 0) << kernel.name << "\n" << module->log;
@@ -222,6 +232,14 @@ TEST(FlashAttentionNvrtc, HandBuiltExecutablesAreValid) {
             fuse::testing::makeFlashExecutable(c), "flash");
         EXPECT_TRUE(status.ok()) << status.message();
       }
+  // Dropout where the TMA backward reads a keep mask (tk % 4 == 0).
+  FlashCase c;
+  c.batch = 2, c.qHeads = 2, c.tq = 70, c.tk = 128, c.headDim = 64, c.dropout = 0.1f;
+  c.tmaForward = c.tmaBackward = true;
+  const fuse::runtime::Executable exe = fuse::testing::makeFlashExecutable(c);
+  EXPECT_EQ(exe.kernels.size(), 5u) << "the keep-mask draw joins the four flash kernels";
+  fuse::runtime::Status status = fuse::runtime::validateExecutable(exe, "flash");
+  EXPECT_TRUE(status.ok()) << status.message();
 }
 
 } // namespace

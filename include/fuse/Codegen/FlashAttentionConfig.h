@@ -108,6 +108,26 @@ constexpr long long flashRowStatsBytes(long long heads, long long tq, int blockM
   return heads * ((tq + blockM - 1) / blockM) * blockM * 2 * 4;
 }
 
+/// flashDropoutKeepBits (kernels/flash_dropout_bits.cuh): threads a block,
+/// and the bytes of its keep mask (a bit a score, 64 queries a word, each
+/// key's words of each query head).
+constexpr int kFlashKeepBitsThreads = 128;
+constexpr long long flashKeepBitsBytes(long long heads, long long tq, long long tk) {
+  return heads * tk * ((tq + 63) / 64) * 8;
+}
+
+/// The largest keep mask the code generator puts in the workspace (BERT-
+/// large's B4 H16 T512 takes 2 MiB, (4, 32, 2048) 64 MiB); a larger one
+/// would cost more memory than the backward's own draws cost time.
+constexpr long long kFlashKeepBitsMaxBytes = 256ll << 20;
+
+/// Whether the TMA backward reads its dropout decisions from a keep mask
+/// drawn before it: where a thread's four keys are one Philox group (tk %
+/// 4 == 0) and the mask fits kFlashKeepBitsMaxBytes. Else it draws them.
+constexpr bool flashBackwardUsesKeepBits(long long heads, long long tq, long long tk) {
+  return tk % 4 == 0 && flashKeepBitsBytes(heads, tq, tk) <= kFlashKeepBitsMaxBytes;
+}
+
 /// Dynamic shared memory of flashAttentionBackward: 108,544 bytes at head
 /// dim 128, 59,392 at 64 (room for two CTAs a multiprocessor at 128, three
 /// at 64).
