@@ -33,6 +33,8 @@
 //                                    batch), kFlashTmaThreads,
 //                                    flashBackwardTmaSharedBytes(D, M), between
 //                                    the preprocess (same M) and dQ conversion
+//   flashDropoutKeepBits             the TMA backward's keep mask, drawn before it
+//                                    (flash_dropout_bits.cuh gives the grid)
 //
 // T is fuse::bf16 or fuse::f16, D is 64 or 128. Wrapper kernels should
 // carry __launch_bounds__ of their block size (the TMA kernels with a

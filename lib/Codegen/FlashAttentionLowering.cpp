@@ -4,7 +4,8 @@
 // runs on the kernels of kernels/flash_attention.cuh: the forward is one
 // launch; the backward three (row deltas and a zeroed f32 dQ accumulator,
 // the key-tile kernel that writes dK and dV and adds into dQ, dQ's
-// conversion). The forward and the key-tile kernel come in two forms: the
+// conversion), and with dropout on the TMA key-tile kernel a fourth before
+// it that draws the keep mask it reads (flash_dropout_bits.cuh). The forward and the key-tile kernel come in two forms: the
 // warp-specialised kernels that load q, k, v (and dout) by bulk tensor
 // copies through tensor maps, where FlashAttentionConfig.h's policy picks
 // them (head dim, dropout) and the copy engine can address every operand
