@@ -125,14 +125,24 @@ std::optional<MergeCandidate> GroupSet::evaluate(unsigned a,
   return MergeCandidate{a, b, benefit + (absorbsView ? 1 : 0)};
 }
 
-SmallVector<unsigned> GroupSet::consumers(unsigned group) const {
-  SmallVector<unsigned> result;
+ArrayRef<unsigned> GroupSet::consumers(unsigned group) const {
+  if (consumersValid.size() != groupList.size()) {
+    consumerLists.assign(groupList.size(), {});
+    consumersValid.clear();
+    consumersValid.resize(groupList.size(), false);
+  }
+  SmallVector<unsigned> &result = consumerLists[group];
+  if (consumersValid[group])
+    return result;
+  result.clear();
+  llvm::SmallDenseSet<unsigned, 16> seen;
   for (Operation *op : groupList[group].ops)
     for (Operation *user : op->getUsers()) {
       std::optional<unsigned> index = groupOf(user);
-      if (index && *index != group && !llvm::is_contained(result, *index))
+      if (index && *index != group && seen.insert(*index).second)
         result.push_back(*index);
     }
+  consumersValid.set(group);
   return result;
 }
 
@@ -205,6 +215,15 @@ void GroupSet::reorderForMerge(unsigned first, unsigned last,
 }
 
 void GroupSet::merge(unsigned a, unsigned b) {
+  // The consumer lists that name `a` or `b` (their producers') and theirs
+  // change; every other list stays as it is.
+  if (consumersValid.size() == groupList.size()) {
+    for (unsigned group : {a, b}) {
+      consumersValid.reset(group);
+      for (unsigned producer : producers(group))
+        consumersValid.reset(producer);
+    }
+  }
   SmallVector<Operation *> ops;
   std::merge(groupList[a].ops.begin(), groupList[a].ops.end(),
              groupList[b].ops.begin(), groupList[b].ops.end(),
