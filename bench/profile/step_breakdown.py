@@ -28,9 +28,12 @@ def main(argv=None):
     import torch
     import fuse
     from fuse.harness import workloads
+    try:
+        workload = workloads.resolve(args.model, args.config)
+    except ValueError as error:
+        sys.exit(f"step_breakdown.py: {error}")
     if not torch.cuda.is_available():
-        parser.error("needs a CUDA GPU (torch sees none)")
-    workload = workloads.resolve(args.model, args.config)
+        sys.exit("step_breakdown.py: needs a CUDA GPU (torch sees none)")
     if workload.preload is not None:
         workload.preload()
     torch.manual_seed(0)
@@ -43,7 +46,7 @@ def main(argv=None):
                        accumulation_steps=built.accumulation_steps)
     step = fuse.compile_step(model, built.loss_fn, batch, amp="bf16", **options)
     report = step.profile(*batch, iterations=args.iterations)
-    kernels = [s for s in report.steps if isinstance(s._data.get("time_ms"), (int, float))]
+    kernels = [s for s in report.steps if isinstance(s["time_ms"], (int, float))]
     total = sum(s.time_ms for s in kernels)
     print(f"{args.model} ({args.config}): {len(kernels)} steps, {total:.3f} ms of kernels, "
           f"step {report.step_ms:.3f} ms on {report.device}")
@@ -51,7 +54,7 @@ def main(argv=None):
         print(f"  {kind:<24} {ms:8.3f} ms  {100 * ms / total:5.1f}%")
     print(f"the {args.top} slowest:")
     for s in report.top(args.top):
-        label = (s._data.get("label") or "")[:70]
+        label = (s["label"] or "")[:70]
         print(f"  #{s.index:<5} {s.kind:<16} {s.time_ms:7.4f} ms  {s.name[:40]:<40} {label}")
     if args.output:
         report.save_json(args.output)

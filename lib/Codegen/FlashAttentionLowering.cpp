@@ -302,11 +302,10 @@ FailureOr<bool> lowerFlashAttention(FusionOp fusion, CodegenContext &context) {
     std::string s = draw.add("seed", DType::I64, true, *outer(*call.seed));
     std::string o = draw.add("offset", DType::I64, true, *outer(*call.offset));
     std::string bits = draw.add("keep_bits", DType::I64, false, mask);
-    const int64_t items = call.tk / 4 * ((call.tq + 63) / 64);
     addFlashLaunch(context, "flash_dropout_bits", draw,
                    "fuse::flashDropoutKeepBits(" + s + ", " + o +
                        ", reinterpret_cast<unsigned long long *>(" + bits + "), p)",
-                   call, {tiles(items, kFlashKeepBitsThreads), static_cast<uint32_t>(call.qHeads),
+                   call, {flashKeepBitsBlocks(call.tq, call.tk), static_cast<uint32_t>(call.qHeads),
                           static_cast<uint32_t>(call.batch)},
                    kFlashKeepBitsThreads, 0, 0, "dropout of " + label, 0.0,
                    static_cast<double>(flashKeepBitsBytes(heads, call.tq, call.tk)));

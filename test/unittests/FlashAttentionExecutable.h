@@ -277,9 +277,7 @@ inline runtime::Executable makeFlashExecutable(const FlashCase &c) {
                           argsOf(exe, {acc, BufferRef::output(2)})});
   exe.steps.push_back({Step::Kind::Launch, 1, "flash preprocess", 0, 0});
   if (useKeepBits) {
-    const uint32_t items = uint32_t(TK / 4 * ((TQ + 63) / 64));
-    exe.launches.push_back({4, {flashTiles(int(items), kFlashKeepBitsThreads), uint32_t(H),
-                                uint32_t(B)},
+    exe.launches.push_back({4, {flashKeepBitsBlocks(TQ, TK), uint32_t(H), uint32_t(B)},
                             {uint32_t(kFlashKeepBitsThreads), 1, 1}, 0,
                             argsOf(exe, {BufferRef::input(4), BufferRef::input(5), bits})});
     exe.steps.push_back({Step::Kind::Launch, 4, "flash keep bits", 0, 0});

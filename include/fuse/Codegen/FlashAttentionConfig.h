@@ -115,6 +115,12 @@ constexpr int kFlashKeepBitsThreads = 128;
 constexpr long long flashKeepBitsBytes(long long heads, long long tq, long long tk) {
   return heads * tk * ((tq + 63) / 64) * 8;
 }
+/// Its grid.x (grid.y is qHeads, grid.z batch): a thread for each group of
+/// four keys and each 64 queries.
+constexpr unsigned flashKeepBitsBlocks(long long tq, long long tk) {
+  const long long items = tk / 4 * ((tq + 63) / 64);
+  return static_cast<unsigned>((items + kFlashKeepBitsThreads - 1) / kFlashKeepBitsThreads);
+}
 
 /// The largest keep mask the code generator puts in the workspace (BERT-
 /// large's B4 H16 T512 takes 2 MiB, (4, 32, 2048) 64 MiB); a larger one

@@ -59,6 +59,8 @@ GroupSet::GroupSet(Block &block, unsigned maxInputs, unsigned maxOutputs)
     order.push_back(groupList.size());
     groupList.push_back(makeGroup({&op}));
   }
+  consumerLists.resize(groupList.size());
+  consumersValid.resize(groupList.size());
 }
 
 Group GroupSet::makeGroup(SmallVector<Operation *> ops) const {
@@ -126,11 +128,6 @@ std::optional<MergeCandidate> GroupSet::evaluate(unsigned a,
 }
 
 ArrayRef<unsigned> GroupSet::consumers(unsigned group) const {
-  if (consumersValid.size() != groupList.size()) {
-    consumerLists.assign(groupList.size(), {});
-    consumersValid.clear();
-    consumersValid.resize(groupList.size(), false);
-  }
   SmallVector<unsigned> &result = consumerLists[group];
   if (consumersValid[group])
     return result;
@@ -217,12 +214,10 @@ void GroupSet::reorderForMerge(unsigned first, unsigned last,
 void GroupSet::merge(unsigned a, unsigned b) {
   // The consumer lists that name `a` or `b` (their producers') and theirs
   // change; every other list stays as it is.
-  if (consumersValid.size() == groupList.size()) {
-    for (unsigned group : {a, b}) {
-      consumersValid.reset(group);
-      for (unsigned producer : producers(group))
-        consumersValid.reset(producer);
-    }
+  for (unsigned group : {a, b}) {
+    consumersValid.reset(group);
+    for (unsigned producer : producers(group))
+      consumersValid.reset(producer);
   }
   SmallVector<Operation *> ops;
   std::merge(groupList[a].ops.begin(), groupList[a].ops.end(),
