@@ -50,11 +50,14 @@ def _torch():
     return torch
 
 
-def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None, amp_results=False):
+def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None, amp_results=False, weight_copies=False):
     """The `fuse-pipeline{...}` text for these options. `memory_budget` is
     bytes (an int: remat-budget) or a fraction of the peak without
     rematerialization (a float in (0, 1]: remat-fraction); `amp_results`
-    returns results computed in the amp type in that type (narrow-results)."""
+    returns results computed in the amp type in that type (narrow-results);
+    `weight_copies` keeps the amp-type copy of each weight a training step
+    updates as state (arguments and results `amp_weight.<name>`, which the
+    caller binds: compile_step does)."""
     key = amp.lower() if isinstance(amp, str) else amp
     if key not in _AMP:
         raise ValueError(f"amp must be 'bf16', 'f16' or None, not {amp!r}")
@@ -76,6 +79,8 @@ def pipeline_string(amp="bf16", memory_budget=None, max_arena_bytes=None, amp_re
         if key is None:
             raise ValueError("amp_results=True returns results in the amp type: it needs amp='bf16' or 'f16'")
         options.append("narrow-results=true")
+    if weight_copies and _AMP[key] != "none":
+        options.append("weight-copies=true")
     return "fuse-pipeline{" + " ".join(options) + "}"
 
 

@@ -63,6 +63,13 @@ the parameters keep their memory and the gradients and optimizer state
 bound are still in place (anything moved or replaced is bound and checked
 again), so a call costs the host a fraction of a millisecond.
 
+With an in-graph optimizer the step keeps a bf16 copy of each weight a
+matmul reads (`amp_weight.<name>`, the pipeline's weight-copies), written by
+the update, so no call casts the weights; the copies are filled on the first
+call and again when torch changes a parameter (in place, load_state_dict:
+its `_version` moves). A change made through `.data` is invisible to torch:
+call `step.reload_weights()` after one.
+
 Randomness (dropout, attention dropout): the graph's random ops read a
 Philox seed and counter offset as inputs (`rng.seed`, `rng.offset`), which
 every call writes into the step's own buffers with fresh values from torch's
@@ -112,6 +119,9 @@ __all__ = ["compile_step", "TrainStep"]
 # Initial values of state the pipeline adds to a step (LossScaling.cpp):
 # torch.cuda.amp.GradScaler's defaults.
 _CARRIED_STATE = {"loss_scale": 2.0 ** 16, "loss_scale.growth_tracker": 0.0}
+# The prefix of the 16-bit weight copies the pipeline's weight-copies adds
+# (WeightCopies.cpp): `amp_weight.<parameter name>`.
+_WEIGHT_COPY = "amp_weight."
 
 
 def _is_f16(amp):
@@ -187,6 +197,10 @@ class TrainStep:
                 distributed.check_ranks_agree(process_group, summary)
             except FuseError as error:
                 raise error from failure
+        if pipeline is None and rule is not None:
+            # The update writes the 16-bit copy of each weight the GEMMs read
+            # (bound below as `weight_copy`), so no call casts the weights.
+            pipeline = compiler.pipeline_string(amp, memory_budget, max_arena_bytes, weight_copies=True)
         self.compiled = compiler.compile(
             self.text, amp=amp, memory_budget=memory_budget, cuda_graphs=cuda_graphs, profile=False,
             cache_dir=cache_dir, arch=arch, pipeline=pipeline, name=f"{type(model).__name__} step",
@@ -282,6 +296,8 @@ class TrainStep:
                 self._in_plan.append(("carried", n))
             elif n in ("rng.seed", "rng.offset"):
                 self._in_plan.append((n, None))
+            elif n.startswith(_WEIGHT_COPY) and n[len(_WEIGHT_COPY):] in index:
+                self._in_plan.append(("weight_copy", index[n[len(_WEIGHT_COPY):]]))
             else:
                 raise FuseError(f"the compiled step takes '{n}' (input #{spec.index}), which compile_step "
                                 "cannot bind")
@@ -315,15 +331,15 @@ class TrainStep:
         state, random seed, gradient accumulators, copy-back buffers,
         gradients of frozen parameters."""
         buffers = {"batch": [], "carried": {}, "copy_back": {}, "frozen_grad": {}, "embedding_grad": {},
-                   "grad_acc": {}}
+                   "grad_acc": {}, "weight_copy": {}}
         for spec, (kind, key) in zip(self.compiled.inputs, self._in_plan):
             empty = torch.zeros(spec.shape, dtype=spec.torch_dtype(), device=device)
             if kind == "batch":
                 buffers["batch"].append(empty)
             elif kind == "carried":
                 buffers["carried"][key] = empty.fill_(_CARRIED_STATE[key])
-            elif kind == "grad_acc":
-                buffers["grad_acc"][key] = empty
+            elif kind in ("grad_acc", "weight_copy"):
+                buffers[kind][key] = empty
             elif kind == "scalar":
                 buffers[key] = empty  # lr, lr.<group>, step: written by OptimizerBinding.sync
             elif kind in ("rng.seed", "rng.offset", "apply"):
@@ -347,6 +363,7 @@ class TrainStep:
         self._apply_value = None
         self._calls = 0
         self._binding = None
+        self._copied_versions = None  # the weights' _version when their copies were last filled
 
     # -- running ----------------------------------------------------------------------
     def _batch_tensors(self, args):
@@ -391,7 +408,35 @@ class TrainStep:
         binding = self._binding
         if binding is None or not binding.holds(self.params):
             binding = self._binding = self._new_binding()
+            self._copied_versions = None
+        self._refresh_weight_copies()
         return binding
+
+    def _refresh_weight_copies(self):
+        """Fills the 16-bit copies of the weights the step keeps (the
+        pipeline's weight-copies) from the weights: all on a new binding,
+        else those whose weight torch changed since (its `_version` moved:
+        an in-place change, load_state_dict). The step's own updates do not
+        move it, and write the copies themselves."""
+        copies = self._buffers["weight_copy"]
+        if not copies:
+            return
+        versions = [self.params[i]._version for i in copies]
+        if versions == self._copied_versions:
+            return
+        with torch.no_grad():
+            for k, (i, copy) in enumerate(copies.items()):
+                if self._copied_versions is None or versions[k] != self._copied_versions[k]:
+                    copy.copy_(self.params[i])
+        self._copied_versions = versions
+
+    def reload_weights(self):
+        """Makes the next call read the parameters afresh. Needed only after
+        changing them through `.data` (which torch does not count as a change
+        of the parameter): the step keeps a 16-bit copy of each weight a
+        matmul reads, refreshed by itself when it updates the weights and
+        when a parameter changes in place or moves."""
+        self._copied_versions = None
 
     def _set_apply(self, last):
         """The `accumulate.apply` input: 1 on the call that ends a sum
@@ -422,7 +467,7 @@ class TrainStep:
                 t = buffers["batch"][key]
             elif kind == "state":
                 t = self._opt.tensor(*key)
-            elif kind in ("carried", "grad_acc"):
+            elif kind in ("carried", "grad_acc", "weight_copy"):
                 t = buffers[kind][key]
             elif kind == "scalar":
                 t = buffers[key]

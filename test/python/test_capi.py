@@ -238,15 +238,17 @@ def test_compile_step_with_adamw_binds_the_optimizer_state():
     names = step.compiled.input_names
     assert names[:6] == ["0.weight", "0.bias", "2.weight", "2.bias", "input", "target0"]
     assert names[6:10] == ["exp_avg.0.weight", "exp_avg.0.bias", "exp_avg.2.weight", "exp_avg.2.bias"]
-    assert names[-3:] == ["lr.0", "lr.1", "step"]  # one learning rate per parameter group
+    # One learning rate per parameter group, then the weights' bf16 copies.
+    assert names[-5:] == ["lr.0", "lr.1", "step", "amp_weight.0.weight", "amp_weight.2.weight"]
     outputs = step.compiled.output_names
     assert outputs[0] == "loss" and outputs[1:5] == ["0.weight", "0.bias", "2.weight", "2.bias"]
-    assert outputs[-1] == "step"
-    # Parameters and moments are donated: at least the matrices' updates are
-    # planned in the memory they replace, and bound there.
+    assert outputs[-3:] == ["step", "amp_weight.0.weight", "amp_weight.2.weight"]
+    # Parameters, moments and copies are donated: the matrices' updates and
+    # their copies are planned in the memory they replace, and bound there.
     kinds = dict(zip(outputs, (k for k, _ in step._out_plan)))
     assert kinds["0.weight"] == "in_place" and kinds["exp_avg.0.weight"] == "in_place"
-    assert all(kinds[n] in ("in_place", "copy_back") for n in outputs[1:-1])
+    assert kinds["amp_weight.0.weight"] == "in_place" and kinds["amp_weight.2.weight"] == "in_place"
+    assert all(kinds[n] in ("in_place", "copy_back") for n in outputs[1:-3])
 
 
 def test_compile_step_rejects_what_it_cannot_compile():

@@ -30,6 +30,7 @@ void mlir::fuse::buildFusePipeline(OpPassManager &pm,
     FuseAutoMixedPrecisionOptions amp;
     amp.dtype = options.amp;
     amp.narrowResults = options.narrowResults;
+    amp.weightCopies = options.weightCopies;
     pm.addPass(createFuseAutoMixedPrecision(amp));
   }
   FuseDecomposeOptions decompose;

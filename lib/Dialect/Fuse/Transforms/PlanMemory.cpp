@@ -22,6 +22,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <string>
@@ -198,6 +199,7 @@ public:
     for (auto [position, op] : llvm::enumerate(live.ops))
       if (mayWriteInPlace(op))
         pairInPlace(op, position);
+    placeOverDeadDonatedArguments();
 
     // Buffers in a donated argument's memory (in-place chains from it) stay
     // there; the others that are not returned go to the arena.
@@ -278,6 +280,36 @@ private:
         argumentOf[target] = argumentOf[source->second];
         break;
       }
+    }
+  }
+
+  /// A result returned under the name of a donated argument that its
+  /// writer does not read (a weight's 16-bit copy, written from the updated
+  /// f32 weight) takes the argument's memory all the same when nothing
+  /// reads the argument from the writer on (fuse-schedule runs the writer
+  /// after the argument's readers), so that the caller's binding is in
+  /// place too.
+  void placeOverDeadDonatedArguments() {
+    llvm::StringMap<unsigned> donatedBuffers;
+    for (auto [index, argument] : llvm::enumerate(argumentOf))
+      if (argument >= 0 && isa<BlockArgument>(live.buffers[index].value) &&
+          func.getArgAttr(argument, FuseDialect::kDonatedAttr) &&
+          !argumentName(argument).empty())
+        donatedBuffers[argumentName(argument)] = index;
+    for (auto [target, name] : returnedAs) {
+      auto source = donatedBuffers.find(name);
+      if (source == donatedBuffers.end() || argumentOf[target] >= 0 ||
+          inPlaceOf[target] >= 0 || inArena[target] ||
+          fixedOffset[target] >= 0)
+        continue;
+      unsigned from = source->second;
+      if (takenOver[from] || returned[from] || aliased[from] ||
+          live.buffers[from].end >= live.buffers[target].start ||
+          !sameLayout(live.buffers[from].value, live.buffers[target].value))
+        continue;
+      inPlaceOf[target] = from;
+      takenOver[from] = true;
+      argumentOf[target] = argumentOf[from];
     }
   }
 

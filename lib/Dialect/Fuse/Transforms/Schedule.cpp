@@ -13,7 +13,9 @@
 // operand's buffer; arguments, returned values and constants are not in
 // the arena), so each order's peak is known before anything moves, and the
 // block is reordered only when the best one's peak is lower than the given
-// order's.
+// order's. A result returned under a donated argument's name is written
+// after the argument's other readers, so that it can take the argument's
+// memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 
 #include <set>
@@ -69,6 +72,43 @@ struct ScheduleGraph {
 void sortUnique(SmallVectorImpl<unsigned> &list) {
   llvm::sort(list);
   list.erase(std::unique(list.begin(), list.end()), list.end());
+}
+
+/// A result returned under the `fuse.name` of a donated argument (an
+/// optimizer's updated weight, the weight's 16-bit copy) may be written into
+/// the argument's memory (fuse-plan-memory), but only once nothing reads
+/// the argument any more: the op that writes it runs after every other
+/// reader of the argument. Only readers before the writer in the given
+/// order get the edge; a reader after it depends on it already or could
+/// not (the given order is a topological one), and such a result is simply
+/// not placed there.
+void addWritesAfterReads(Block &block, ScheduleGraph &graph,
+                         const llvm::DenseMap<Operation *, unsigned> &position) {
+  auto func = dyn_cast<func::FuncOp>(block.getParentOp());
+  if (!func || !block.mightHaveTerminator())
+    return;
+  Operation *terminator = block.getTerminator();
+  llvm::StringMap<BlockArgument> donated;
+  for (BlockArgument argument : func.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                      FuseDialect::kNameAttr);
+        name && func.getArgAttr(argument.getArgNumber(), FuseDialect::kDonatedAttr))
+      donated[name.getValue()] = argument;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, FuseDialect::kNameAttr);
+    auto argument = name ? donated.find(name.getValue()) : donated.end();
+    Operation *writer = terminator->getOperand(i).getDefiningOp();
+    if (argument == donated.end() || !writer || writer->getBlock() != &block)
+      continue;
+    unsigned writerAt = position.lookup(writer);
+    for (Operation *user : argument->second.getUsers()) {
+      Operation *reader = block.findAncestorOpInBlock(*user);
+      if (!reader || reader == terminator || reader == writer)
+        continue;
+      if (unsigned readerAt = position.lookup(reader); readerAt < writerAt)
+        graph.successors[readerAt].push_back(writerAt);
+    }
+  }
 }
 
 ScheduleGraph buildGraph(Block &block, const BlockLiveness &liveness) {
@@ -128,6 +168,7 @@ ScheduleGraph buildGraph(Block &block, const BlockLiveness &liveness) {
       }
     }
   }
+  addWritesAfterReads(block, graph, position);
   for (auto &successors : graph.successors) {
     sortUnique(successors);
     for (unsigned successor : successors)

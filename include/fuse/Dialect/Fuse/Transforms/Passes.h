@@ -53,6 +53,13 @@ struct FusePipelineOptions : public PassPipelineOptions<FusePipelineOptions> {
                      "as torch.autocast does (fuse-auto-mixed-precision's "
                      "narrow-results; for inference graphs)"),
       llvm::cl::init(false)};
+  Option<bool> weightCopies{
+      *this, "weight-copies",
+      llvm::cl::desc("Keep the amp-type copy of each weight the step updates "
+                     "in place as state, written by the update "
+                     "(fuse-auto-mixed-precision's weight-copies; for "
+                     "training steps with an in-graph optimizer)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxArenaBytes{
       *this, "max-arena-bytes",
       llvm::cl::desc("Largest arena the device can hold (fuse-plan-memory; "

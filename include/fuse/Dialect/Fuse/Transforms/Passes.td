@@ -108,6 +108,19 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
     matmul, in half the memory. It is meant for inference graphs: the
     gradients of a training step would come back in `dtype` too.
 
+    With `weight-copies`, a training step that updates its weights (an
+    f32 argument donated and returned under the same `fuse.name`, as an
+    in-graph optimizer's parameters are) keeps the `dtype` copy of each such
+    weight a matmul reads as state instead of casting the weight on every
+    call: a new donated argument `amp_weight.<name>` replaces the cast, and
+    a new result of that name returns the cast of the updated weight. Where
+    the update keeps the weight under a condition (`select(apply, new,
+    weight)`, a micro-batch that only accumulates; an overflowing f16 step),
+    the copy is kept under the same condition, so its kernel writes nothing
+    on those calls. The caller fills each copy from its weight before the
+    first call and after changing the weight itself. It runs after loss
+    scaling; an existing argument or result of a copy's name is an error.
+
     With `dtype=f16` a training step (one with `fuse.cross_entropy_backward`,
     the loss's gradient) also gets dynamic loss scaling in the graph, as
     PyTorch's GradScaler does outside it:
@@ -164,6 +177,10 @@ def FuseAutoMixedPrecision : Pass<"fuse-auto-mixed-precision", "ModuleOp"> {
            "Return a result computed in `dtype` (a widening cast, possibly "
            "under data movement) in `dtype`, as torch.autocast does: for "
            "inference graphs, whose logits then take half the memory">,
+    Option<"weightCopies", "weight-copies", "bool", /*default=*/"false",
+           "Keep the `dtype` copy of each weight the step updates in place "
+           "as state (argument and result `amp_weight.<name>`), written by "
+           "the update, instead of casting the weight on every call">,
   ];
   let dependentDialects = ["::mlir::fuse::FuseDialect"];
 }

@@ -4,7 +4,8 @@
 // runs its parts on every function: the precision policy
 // (PrecisionPolicy.cpp), linear layers' outputs rounded as autocast rounds
 // them (LinearOutputs.cpp), then, for f16, dynamic loss scaling
-// (LossScaling.cpp). Loss scaling comes second because it finds the
+// (LossScaling.cpp), and, when asked, the 16-bit weight copies a training
+// step keeps as state (WeightCopies.cpp). Loss scaling comes second because it finds the
 // gradients through the casts the policy adds, so the 16-bit matmuls of the
 // backward read scaled values.
 //
@@ -62,7 +63,10 @@ struct AutoMixedPrecisionPass
       // bf16 has f32's range: only f16 needs its gradients scaled.
       if (lowType.isF16() &&
           failed(amp::addDynamicLossScaling(func, growthInterval)))
-        signalPassFailure();
+        return signalPassFailure();
+      // After loss scaling, whose skipped update the copies follow.
+      if (weightCopies && failed(amp::keepWeightCopies(func, lowType)))
+        return signalPassFailure();
     }
   }
 

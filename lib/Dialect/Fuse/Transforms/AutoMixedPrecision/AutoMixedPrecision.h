@@ -34,6 +34,14 @@ void roundLinearOutputs(func::FuncOp func, FloatType lowType);
 /// to match.
 void narrowResults(func::FuncOp func, FloatType lowType);
 
+/// Keeps the `lowType` copy of each f32 weight that `func` updates in place
+/// (a donated argument and a result of the same `fuse.name`) as state: a
+/// donated argument `amp_weight.<name>` replaces the weight's casts, and a
+/// result of that name returns the copy of the updated weight, keeping the
+/// copy wherever the update keeps the weight (WeightCopies.cpp). Fails only
+/// on a name clash.
+LogicalResult keepWeightCopies(func::FuncOp func, FloatType lowType);
+
 /// Adds dynamic loss scaling to `func` if it is a training step with
 /// fuse.cross_entropy_backward: scale arguments and results, the scaled loss
 /// gradient, unscaled gradients, `found_inf`, the skipped update and the
