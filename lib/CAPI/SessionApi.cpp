@@ -165,6 +165,7 @@ char *fuseSessionCompileReport(const FuseSession *session) {
       json.attribute("device_bytes", session->executor->deviceBytes());
       json.attribute("graph_captures", session->executor->graphCaptures());
       json.attribute("cached_graphs", static_cast<int64_t>(session->executor->cachedGraphs()));
+      json.attribute("conditional_runs", static_cast<int64_t>(session->executor->conditionalRuns()));
     }));
   });
 }

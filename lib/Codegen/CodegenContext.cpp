@@ -5,6 +5,7 @@
 #include "fuse/Analysis/CostModel.h"
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 #include "fuse/Dialect/Fuse/IR/LocationLabels.h"
+#include "fuse/Runtime/GraphGuard.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 
@@ -173,6 +174,12 @@ void CodegenContext::addLaunch(const KernelSpec &spec, const std::string &label,
     arg.bytes = extentFrom(arg.ref);
   launch.tensorMaps = spec.tensorMaps;
   launch.persistentBlocksPerMultiprocessor = spec.persistentBlocksPerMultiprocessor;
+  launch.changesOnlyWhen = spec.changesOnlyWhen;
+  if (!spec.changesOnlyWhen.empty() &&
+      llvm::none_of(executable_.kernels, [](const runtime::Kernel &k) {
+        return k.name == runtime::kGraphGuardKernel;
+      }))
+    executable_.kernels.push_back(runtime::graphGuardKernel());
   runtime::Step step;
   step.kind = runtime::Step::Kind::Launch;
   step.index = static_cast<int64_t>(executable_.launches.size());

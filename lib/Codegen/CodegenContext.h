@@ -51,6 +51,9 @@ struct KernelSpec {
   std::vector<runtime::TensorMapArg> tensorMaps;
   /// runtime::KernelLaunch::persistentBlocksPerMultiprocessor.
   uint32_t persistentBlocksPerMultiprocessor = 0;
+  /// runtime::KernelLaunch::changesOnlyWhen (addLaunch adds the guard
+  /// kernel to the executable with the first such launch).
+  std::vector<runtime::LaunchGuardTerm> changesOnlyWhen;
 };
 
 /// Kernel parameters collected while a template runs: pointers (one

@@ -84,9 +84,11 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   // holds (an optimizer's update on a micro-batch that only accumulates)
   // returns before its loop when it does not (UnchangedUnless.cpp).
   CodeBuffer guard;
+  std::vector<runtime::LaunchGuardTerm> guardedBy;
   if (std::vector<KeptUnless> kept = total > 1 ? keptUnless(fusion, context)
                                                : std::vector<KeptUnless>{};
       !kept.empty()) {
+    guardedBy = guardTerms(fusion, kept, context);
     emitter.setCode(guard);
     emitter.pushScope();
     std::string unchanged;
@@ -152,6 +154,7 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   spec.grid = {static_cast<uint32_t>(std::max<int64_t>(1, std::min(blocks, kLoopMaxBlocks))), 1, 1};
   spec.block = {kLoopBlock, 1, 1};
   spec.args = params.args;
+  spec.changesOnlyWhen = std::move(guardedBy);
   auto [flops, bytes] = stepCost(fusion);
   context.addLaunch(spec, describeOp(fusion), describeOp(fusion), flops, bytes);
   return success();

@@ -52,6 +52,12 @@ struct KeptUnless {
   bool changesWhen;
 };
 std::vector<KeptUnless> keptUnless(mlir::fuse::FusionOp fusion, CodegenContext &context);
+/// The conditions of `kept` as guard terms the executor evaluates without
+/// the kernel (a one-element input read as it is, or compared with a
+/// constant): empty unless every one of them is of that form.
+std::vector<fuse::runtime::LaunchGuardTerm>
+guardTerms(mlir::fuse::FusionOp fusion, const std::vector<KeptUnless> &kept,
+           CodegenContext &context);
 /// Few long rows of a row reduction fusion split over many blocks
 /// (SplitRowReductionFusion.cpp): false, with nothing emitted, where the
 /// split does not apply and the row template's block per row should run.

@@ -291,6 +291,22 @@ bool Validator::checkLaunch(size_t index) {
     if (!checkTensorMap(launch.tensorMaps[m],
                         where + " tensor map " + std::to_string(m)))
       return false;
+  // A guarded launch is skipped by a kernel that reads its flags
+  // (fuse_graph_guard, which the executable must then have).
+  for (size_t t = 0; t < launch.changesOnlyWhen.size(); ++t) {
+    const LaunchGuardTerm &term = launch.changesOnlyWhen[t];
+    std::string what = where + " guard term " + std::to_string(t);
+    if (term.dtype != DType::I1 && term.dtype != DType::I32 &&
+        term.dtype != DType::I64 && term.dtype != DType::F32)
+      return fail(what + " reads a " + dtypeName(term.dtype) +
+                  " flag (i1, i32, i64 or f32)");
+    if (!checkAccess(term.flag, term.dtype, (int64_t)dtypeSize(term.dtype), what))
+      return false;
+    if (std::none_of(exe.kernels.begin(), exe.kernels.end(),
+                     [](const Kernel &k) { return k.name == kGraphGuardKernel; }))
+      return fail(what + " needs the kernel " + kGraphGuardKernel +
+                  ", which the executable lacks");
+  }
   return true;
 }
 

@@ -9,12 +9,14 @@
 //   SHA-256 of every byte before it (32 bytes)
 //
 // in exactly the order of the fields of Executable (a launch: kernel, grid,
-// block, shared bytes, args, tensor maps, persistent blocks; an argument:
+// block, shared bytes, args, tensor maps, persistent blocks, guard terms;
+// an argument:
 // buffer, dtype, bytes, written); enums are one byte, floats their bit
 // pattern. Bump kFormatVersion whenever anything here changes: an old file is
 // then refused with a message instead of misread (version 2 added the
 // launches' tensor maps, 3 their persistent blocks, 4 the arguments' dtype,
-// extent and direction and the checksum, 5 the tensors' arena offsets).
+// extent and direction and the checksum, 5 the tensors' arena offsets, 6
+// the launches' guard terms).
 //
 // Reading checks, in order: the magic, the version, the checksum (so a bit
 // flipped anywhere, or a cut, is reported as such before any field is
@@ -47,7 +49,7 @@ using detail::ByteWriter;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormatVersion = 5;
+constexpr uint32_t kFormatVersion = 6;
 constexpr size_t kChecksumBytes = 32;
 
 std::array<uint8_t, kChecksumBytes> checksumOf(const uint8_t *data,
@@ -71,6 +73,14 @@ void writeRef(ByteWriter &w, const BufferRef &ref) {
   w.u8(static_cast<uint8_t>(ref.kind));
   w.i64(ref.index);
   w.i64(ref.offset);
+}
+
+void writeGuardTerm(ByteWriter &w, const LaunchGuardTerm &term) {
+  writeRef(w, term.flag);
+  w.u8(static_cast<uint8_t>(term.dtype));
+  w.u8(static_cast<uint8_t>(term.compare));
+  w.u8(term.negate);
+  w.f64(term.constant);
 }
 
 void writeArg(ByteWriter &w, const KernelArg &arg) {
@@ -166,6 +176,19 @@ KernelArg readArg(ByteReader &r) {
   return arg;
 }
 
+/// Bytes of one guard term in the file.
+constexpr size_t kGuardTermBytes = 17 + 1 + 1 + 1 + 8;
+
+LaunchGuardTerm readGuardTerm(ByteReader &r) {
+  LaunchGuardTerm term;
+  term.flag = readRef(r);
+  term.dtype = readDType(r, "guard term dtype");
+  term.compare = readEnum(r, "guard term comparison", LaunchGuardTerm::Compare::Ge);
+  term.negate = readBool(r, "guard term negation");
+  term.constant = r.f64("guard term constant");
+  return term;
+}
+
 /// Bytes of one tensor map in the file (bounds the count read for them).
 constexpr size_t kTensorMapBytes = 17 + 1 + 4 + 5 * 8 + 4 * 8 + 5 * 4 + 1;
 
@@ -258,6 +281,9 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     for (const TensorMapArg &map : launch.tensorMaps)
       writeTensorMap(w, map);
     w.u32(launch.persistentBlocksPerMultiprocessor);
+    w.u64(launch.changesOnlyWhen.size());
+    for (const LaunchGuardTerm &term : launch.changesOnlyWhen)
+      writeGuardTerm(w, term);
   }
   w.u64(exe.gemms.size());
   for (const GemmStep &gemm : exe.gemms)
@@ -351,7 +377,7 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
                [&] { return r.str("helper name"); });
     return kernel;
   });
-  readVector(r, "launches", 56, exe.launches, [&] {
+  readVector(r, "launches", 64, exe.launches, [&] {
     KernelLaunch launch;
     launch.kernel = r.i64("launch kernel");
     for (uint32_t &v : launch.grid)
@@ -364,6 +390,8 @@ StatusOr<Executable> deserializeExecutable(const std::vector<uint8_t> &bytes,
     readVector(r, "launch tensor maps", kTensorMapBytes, launch.tensorMaps,
                [&] { return readTensorMap(r); });
     launch.persistentBlocksPerMultiprocessor = r.u32("launch persistent blocks");
+    readVector(r, "launch guard terms", kGuardTermBytes, launch.changesOnlyWhen,
+               [&] { return readGuardTerm(r); });
     return launch;
   });
   readVector(r, "gemms", 195, exe.gemms, [&] { return readGemm(r); });

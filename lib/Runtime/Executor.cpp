@@ -16,6 +16,14 @@
 // captured anew, so its kernel nodes get fresh maps as they get fresh
 // pointer arguments.
 //
+// A run of launches that change nothing unless a guard term holds (an
+// optimizer's update on a micro-batch that only accumulates) is captured
+// into a CUDA graph conditional node behind the fuse_graph_guard kernel
+// (GraphGuard.h): on calls where no term holds, the replay launches none of
+// them. Only in this executor's own graphs (not in a caller's capture, nor
+// with step events or signals, whose nodes a conditional body cannot hold);
+// FUSE_GRAPH_CONDITIONALS=0 turns it off.
+//
 // FUSE_SYNC_STEPS=1 in the environment turns graphs off and synchronizes
 // after every step, so an asynchronous fault (an illegal address in a kernel)
 // is reported with the step that caused it.
@@ -37,6 +45,7 @@
 #include "TensorMapEncoder.h"
 
 #include "fuse/Runtime/ExecutableIO.h"
+#include "fuse/Runtime/GraphGuard.h"
 #include "fuse/Support/ArenaPacking.h"
 
 #include <algorithm>
@@ -98,6 +107,8 @@ public:
     cudaDeviceSynchronize();
     if (captureStream)
       cudaStreamDestroy(captureStream);
+    if (bodyStream)
+      cudaStreamDestroy(bodyStream);
   }
 
   Status initialize(const DeviceInfo &device);
@@ -112,11 +123,23 @@ public:
   /// With `stepEvents` (one more than there are steps), records event i
   /// before step i and the last one after the step. With `before`/`after`,
   /// calls them around step i (the profiler's hooks).
+  /// With `conditionals`, the guarded runs go into conditional nodes (the
+  /// stream must be capturing into this executor's own graph).
   Status enqueueSteps(cudaStream_t stream, const std::vector<void *> &inputs,
                       const std::vector<void *> &outputs,
                       const std::vector<cudaEvent_t> *stepEvents = nullptr,
                       const std::function<Status(size_t)> *before = nullptr,
-                      const std::function<Status(size_t)> *after = nullptr);
+                      const std::function<Status(size_t)> *after = nullptr,
+                      bool conditionals = false);
+  /// Enqueues launch step `i` (its pointers resolved, its maps encoded).
+  Status enqueueLaunch(size_t i, cudaStream_t stream,
+                       const std::vector<void *> &inputs,
+                       const std::vector<void *> &outputs);
+  /// Captures `run` as the guard kernel and a conditional node whose body
+  /// holds its launches, into the graph `stream` is capturing.
+  Status enqueueGuardedRun(const GuardedRun &run, cudaStream_t stream,
+                           const std::vector<void *> &inputs,
+                           const std::vector<void *> &outputs);
   Status run(const std::vector<void *> &inputs,
              const std::vector<void *> &outputs, cudaStream_t stream);
   /// Runs `body` (what enqueues the steps on `stream`) where the scratch
@@ -154,6 +177,17 @@ public:
   std::unique_ptr<detail::LoadedKernels> kernels;
   std::unique_ptr<detail::GemmRunner> gemms;
   cudaStream_t captureStream = nullptr;
+  /// Guarded runs (empty where conditional nodes are off), the guard
+  /// kernel, and the stream that captures a conditional node's body.
+  std::vector<GuardedRun> guardedRuns;
+  int64_t guardKernel = -1;
+  cudaStream_t bodyStream = nullptr;
+  // Launch parameters, reused from launch to launch. CUtensorMap is
+  // alignas(64): the vector's storage is too (C++17 aligned new), as
+  // cuTensorMapEncodeTiled requires. cudaLaunchKernel copies the
+  // parameters, so these may be reused by the next launch.
+  std::vector<void *> launchValues, launchParams;
+  std::vector<CUtensorMap> launchMaps;
   // Declared before the graphs, which hold record nodes of its events.
   detail::StepSignals signals;
   detail::StepGraphCache graphs{kCapturedGraphs};
@@ -263,6 +297,29 @@ Status Executor::Impl::initialize(const DeviceInfo &info) {
   FUSE_RETURN_IF_ERROR(cudaCheck(
       cudaStreamCreateWithFlags(&captureStream, cudaStreamNonBlocking),
       "creating the capture stream"));
+  // Conditional nodes captured from streams need CUDA 12.4's driver.
+  const char *conditionals = std::getenv("FUSE_GRAPH_CONDITIONALS");
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  for (size_t k = 0; k < exe.kernels.size(); ++k)
+    if (exe.kernels[k].name == kGraphGuardKernel)
+      guardKernel = static_cast<int64_t>(k);
+  if (guardKernel >= 0 && driver >= 12040 &&
+      !(conditionals && std::string(conditionals) == "0")) {
+    guardedRuns = findGuardedRuns(exe);
+    if (!guardedRuns.empty()) {
+      FUSE_RETURN_IF_ERROR(cudaCheck(
+          cudaStreamCreateWithFlags(&bodyStream, cudaStreamNonBlocking),
+          "creating the conditional body stream"));
+      // The guard runs only in captures: load it now, as the first run
+      // loads the others (a kernel loads lazily, on first use).
+      cudaFuncAttributes attributes;
+      FUSE_RETURN_IF_ERROR(cudaCheck(
+          cudaFuncGetAttributes(&attributes, reinterpret_cast<const void *>(
+                                                 kernels->kernel(guardKernel))),
+          "loading " + std::string(kGraphGuardKernel) + " of " + name()));
+    }
+  }
   // The constants' uploads are complete before create() returns.
   return cudaCheck(cudaDeviceSynchronize(), "loading " + name());
 }
@@ -341,17 +398,121 @@ std::string Executor::Impl::describeStep(size_t index) const {
   return text + ") of " + name();
 }
 
+Status Executor::Impl::enqueueLaunch(size_t i, cudaStream_t stream,
+                                     const std::vector<void *> &inputs,
+                                     const std::vector<void *> &outputs) {
+  const KernelLaunch &launch = exe.launches[exe.steps[i].index];
+  std::vector<void *> &values = launchValues, &params = launchParams;
+  std::vector<CUtensorMap> &maps = launchMaps;
+  // Parameters: the pointers of `args`, then the tensor maps by value.
+  size_t pointers = launch.args.size();
+  values.resize(pointers);
+  maps.resize(launch.tensorMaps.size());
+  params.resize(pointers + maps.size());
+  for (size_t a = 0; a < pointers; ++a) {
+    values[a] = resolve(launch.args[a].ref, inputs, outputs);
+    params[a] = &values[a];
+  }
+  for (size_t m = 0; m < maps.size(); ++m) {
+    const TensorMapArg &map = launch.tensorMaps[m];
+    Status encoded = detail::encodeTensorMap(
+        map, resolve(map.base, inputs, outputs), &maps[m]);
+    if (!encoded.ok())
+      return Status::failure(
+          "launching " + describeStep(i) + ": tensor map " +
+          std::to_string(m) + " over " + formatBufferRef(exe, map.base) +
+          ": " + encoded.message());
+    params[pointers + m] = &maps[m];
+  }
+  const std::array<uint32_t, 3> shape = launchGrid(launch, multiprocessors);
+  dim3 grid(shape[0], shape[1], shape[2]);
+  dim3 block(launch.block[0], launch.block[1], launch.block[2]);
+  // CUDA 12+ accepts a cudaKernel_t cast to a function pointer here.
+  cudaError_t error = cudaLaunchKernel(
+      reinterpret_cast<const void *>(kernels->kernel(launch.kernel)), grid,
+      block, params.empty() ? nullptr : params.data(), launch.sharedBytes,
+      stream);
+  if (error == cudaSuccess)
+    error = cudaGetLastError();
+  return cudaCheck(error, "launching " + describeStep(i));
+}
+
+Status Executor::Impl::enqueueGuardedRun(const GuardedRun &run,
+                                         cudaStream_t stream,
+                                         const std::vector<void *> &inputs,
+                                         const std::vector<void *> &outputs) {
+  std::string what = "capturing steps " + std::to_string(run.first) + " to " +
+                     std::to_string(run.last) + " of " + name() +
+                     " as a conditional node: ";
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t *dependencies = nullptr;
+  size_t count = 0;
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &dependencies,
+                               nullptr, &count),
+      what + "cudaStreamGetCaptureInfo"));
+  if (status != cudaStreamCaptureStatusActive)
+    return Status::failure(what + "the stream is not capturing");
+  cudaGraphConditionalHandle handle = 0;
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaGraphConditionalHandleCreate(&handle, graph, 0,
+                                       cudaGraphCondAssignDefault),
+      what + "cudaGraphConditionalHandleCreate"));
+  // The guard: whether any launch of the run may change something.
+  GraphGuardParams guard{};
+  for (const LaunchGuardTerm &term : run.terms)
+    if (!addGraphGuardTerm(guard, term, resolve(term.flag, inputs, outputs)))
+      return Status::failure(what + "more than " +
+                             std::to_string(kGraphGuardMaxTerms) + " terms");
+  void *guardArgs[] = {&handle, &guard};
+  cudaError_t error = cudaLaunchKernel(
+      reinterpret_cast<const void *>(kernels->kernel(guardKernel)), dim3(1),
+      dim3(1), guardArgs, 0, stream);
+  if (error == cudaSuccess)
+    error = cudaGetLastError();
+  FUSE_RETURN_IF_ERROR(cudaCheck(error, what + "launching the guard"));
+  // The node, after the guard.
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &dependencies,
+                               nullptr, &count),
+      what + "cudaStreamGetCaptureInfo"));
+  cudaGraphNodeParams node{};
+  node.type = cudaGraphNodeTypeConditional;
+  node.conditional.handle = handle;
+  node.conditional.type = cudaGraphCondTypeIf;
+  node.conditional.size = 1;
+  cudaGraphNode_t conditional = nullptr;
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaGraphAddNode(&conditional, graph, dependencies, nullptr, count, &node),
+      what + "cudaGraphAddNode"));
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaStreamUpdateCaptureDependencies(stream, &conditional, nullptr, 1,
+                                          cudaStreamSetCaptureDependencies),
+      what + "cudaStreamUpdateCaptureDependencies"));
+  // Its body: the run's launches, captured from a stream of their own.
+  FUSE_RETURN_IF_ERROR(cudaCheck(
+      cudaStreamBeginCaptureToGraph(bodyStream, node.conditional.phGraph_out[0],
+                                    nullptr, nullptr, 0,
+                                    cudaStreamCaptureModeThreadLocal),
+      what + "cudaStreamBeginCaptureToGraph"));
+  Status enqueued = Status::success();
+  for (size_t i = run.first; i <= run.last && enqueued.ok(); ++i)
+    enqueued = enqueueLaunch(i, bodyStream, inputs, outputs);
+  cudaGraph_t body = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(bodyStream, &body);
+  FUSE_RETURN_IF_ERROR(enqueued);
+  return cudaCheck(ended, what + "cudaStreamEndCapture");
+}
+
 Status Executor::Impl::enqueueSteps(cudaStream_t stream,
                                     const std::vector<void *> &inputs,
                                     const std::vector<void *> &outputs,
                                     const std::vector<cudaEvent_t> *stepEvents,
                                     const std::function<Status(size_t)> *before,
-                                    const std::function<Status(size_t)> *after) {
-  std::vector<void *> values, params;
-  // CUtensorMap is alignas(64): the vector's storage is too (C++17 aligned
-  // new), as cuTensorMapEncodeTiled requires. cudaLaunchKernel copies the
-  // parameters, so these may be reused by the next launch.
-  std::vector<CUtensorMap> maps;
+                                    const std::function<Status(size_t)> *after,
+                                    bool conditionals) {
+  auto guarded = guardedRuns.begin();
   bool capturing = false;
   if (!signals.empty()) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -362,47 +523,22 @@ Status Executor::Impl::enqueueSteps(cudaStream_t stream,
   }
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Step &step = exe.steps[i];
+    while (guarded != guardedRuns.end() && guarded->first < i)
+      ++guarded;
+    if (conditionals && guarded != guardedRuns.end() && guarded->first == i) {
+      FUSE_RETURN_IF_ERROR(enqueueGuardedRun(*guarded, stream, inputs, outputs));
+      i = guarded->last;
+      continue;
+    }
     if (before && *before)
       FUSE_RETURN_IF_ERROR((*before)(i));
     if (stepEvents)
       FUSE_RETURN_IF_ERROR(cudaCheck(cudaEventRecord((*stepEvents)[i], stream),
                                      "timing steps: cudaEventRecord"));
     switch (step.kind) {
-    case Step::Kind::Launch: {
-      const KernelLaunch &launch = exe.launches[step.index];
-      // Parameters: the pointers of `args`, then the tensor maps by value.
-      size_t pointers = launch.args.size();
-      values.resize(pointers);
-      maps.resize(launch.tensorMaps.size());
-      params.resize(pointers + maps.size());
-      for (size_t a = 0; a < pointers; ++a) {
-        values[a] = resolve(launch.args[a].ref, inputs, outputs);
-        params[a] = &values[a];
-      }
-      for (size_t m = 0; m < maps.size(); ++m) {
-        const TensorMapArg &map = launch.tensorMaps[m];
-        Status encoded = detail::encodeTensorMap(
-            map, resolve(map.base, inputs, outputs), &maps[m]);
-        if (!encoded.ok())
-          return Status::failure(
-              "launching " + describeStep(i) + ": tensor map " +
-              std::to_string(m) + " over " + formatBufferRef(exe, map.base) +
-              ": " + encoded.message());
-        params[pointers + m] = &maps[m];
-      }
-      const std::array<uint32_t, 3> shape = launchGrid(launch, multiprocessors);
-      dim3 grid(shape[0], shape[1], shape[2]);
-      dim3 block(launch.block[0], launch.block[1], launch.block[2]);
-      // CUDA 12+ accepts a cudaKernel_t cast to a function pointer here.
-      cudaError_t error = cudaLaunchKernel(
-          reinterpret_cast<const void *>(kernels->kernel(launch.kernel)), grid,
-          block, params.empty() ? nullptr : params.data(), launch.sharedBytes,
-          stream);
-      if (error == cudaSuccess)
-        error = cudaGetLastError();
-      FUSE_RETURN_IF_ERROR(cudaCheck(error, "launching " + describeStep(i)));
+    case Step::Kind::Launch:
+      FUSE_RETURN_IF_ERROR(enqueueLaunch(i, stream, inputs, outputs));
       break;
-    }
     case Step::Kind::Gemm: {
       FUSE_RETURN_IF_ERROR(gemms->run(
           step.index, gemmPointers(exe.gemms[step.index], inputs, outputs),
@@ -489,7 +625,8 @@ Status Executor::Impl::enqueueOrReplay(const std::vector<void *> &inputs,
   StatusOr<detail::StepGraph *> graph = graphs.get(
       captureStream,
       [&](cudaStream_t capture) {
-        return enqueueSteps(capture, inputs, outputs);
+        return enqueueSteps(capture, inputs, outputs, nullptr, nullptr,
+                            nullptr, signals.empty());
       },
       inputs, bound);
   if (!graph.ok())
@@ -647,6 +784,9 @@ void *Executor::kernelHandle(int64_t index) const {
 const CompileReport &Executor::compileReport() const { return impl_->report; }
 
 int64_t Executor::graphCaptures() const { return impl_->graphs.captures(); }
+size_t Executor::conditionalRuns() const {
+  return impl_->signals.empty() ? impl_->guardedRuns.size() : 0;
+}
 size_t Executor::cachedGraphs() const { return impl_->graphs.size(); }
 
 Status Executor::setSignals(const std::vector<int64_t> &afterSteps) {

@@ -96,6 +96,22 @@ std::string formatLaunch(const Executable &exe, int64_t index) {
   for (size_t a = 0; a < launch->args.size(); ++a)
     text += (a ? ", " : "") + formatBufferRef(exe, launch->args[a].ref);
   text += "]";
+  // A guarded launch: "changes-when=[input 20 (apply) > 0.5, arena+2048 != 0]".
+  if (!launch->changesOnlyWhen.empty()) {
+    static const char *const kCompare[] = {"==", "!=", "<", "<=", ">", ">="};
+    text += " changes-when=[";
+    for (size_t t = 0; t < launch->changesOnlyWhen.size(); ++t) {
+      const LaunchGuardTerm &term = launch->changesOnlyWhen[t];
+      size_t compare = static_cast<size_t>(term.compare);
+      std::ostringstream constant;
+      constant << term.constant;
+      text += (t ? ", " : "") + std::string(term.negate ? "!(" : "") +
+              formatBufferRef(exe, term.flag) + " " +
+              (compare < 6 ? kCompare[compare] : "?") + " " + constant.str() +
+              (term.negate ? ")" : "");
+    }
+    text += "]";
+  }
   // Only where there are maps: plans of launches without them read as before.
   if (!launch->tensorMaps.empty()) {
     text += " maps=[";

@@ -268,3 +268,38 @@ def test_gpu_f16_clipping_runs_and_skips_on_overflow(tmp_path):
     step(batches[1])
     assert bool(step.found_inf)
     assert all(torch.equal(a, p) for a, p in zip(before, model.parameters()))
+
+
+@requires_cuda
+def test_gpu_graph_with_the_update_in_a_conditional_node_matches_plain_launches(tmp_path):
+    """With clipping and accumulation the update's kernels run after the
+    global norm, each returning at once on a micro-batch that only
+    accumulates; the captured graph holds them in a CUDA graph conditional
+    node that their guard opens on the last micro-batch only. The same step
+    launched kernel by kernel (cuda_graphs=False) gives bitwise the same
+    losses, norms and parameters, over updates and the micro-batches
+    between them."""
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.Tanh(), torch.nn.Linear(128, 128),
+                                   torch.nn.Tanh(), torch.nn.Linear(128, 128), torch.nn.Tanh(),
+                                   torch.nn.Linear(128, 16)).cuda()
+    generator = torch.Generator().manual_seed(7)
+    micro = [(torch.randn(32, 64, generator=generator).cuda(), torch.randint(0, 16, (32,), generator=generator).cuda())
+             for _ in range(9)]
+    models, steps = [], []
+    for graphs in (True, False):
+        m = model()
+        optimizer = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.1)
+        models.append(m)
+        steps.append(fuse.compile_step(m, F.cross_entropy, micro[0], optimizer=optimizer, cache_dir=tmp_path,
+                                       max_grad_norm=1.0, accumulation_steps=3, cuda_graphs=graphs))
+    assert "changes-when" in steps[0].compiled.plan
+    for call, batch in enumerate(micro):
+        losses = [step(batch) for step in steps]
+        assert torch.equal(losses[0], losses[1]), f"call {call}: loss"
+        assert torch.equal(steps[0].last_grad_norm, steps[1].last_grad_norm), f"call {call}: norm"
+        for (name, p), q in zip(models[0].named_parameters(), models[1].parameters()):
+            assert torch.equal(p, q), f"call {call}: {name}"
+    assert steps[0].compiled.session.compile_report()["conditional_runs"] >= 1
+    assert steps[1].compiled.session.compile_report()["graph_captures"] == 0

@@ -119,20 +119,20 @@ TEST(ExecutableIO, WrongVersion) {
   bytes[8] = 99; // the u32 after the 8-byte magic
   std::string message = errorOf(bytes);
   EXPECT_THAT(message, HasSubstr("model.fexe: executable format version 99"));
-  EXPECT_THAT(message, HasSubstr("reads version 5"));
+  EXPECT_THAT(message, HasSubstr("reads version 6"));
 }
 
 // Version 1 had no tensor maps, version 2 no persistent launches, version 3
-// no argument extents and no checksum, version 4 no arena offsets: such a
-// file is refused as a whole,
-// with the way out, rather than misread.
+// no argument extents and no checksum, version 4 no arena offsets, version
+// 5 no guard terms: such a file is refused as a whole, with the way out,
+// rather than misread.
 TEST(ExecutableIO, OlderVersionsAreRefusedWithTheWayOut) {
-  for (uint8_t version : {1, 2, 3, 4}) {
+  for (uint8_t version : {1, 2, 3, 4, 5}) {
     std::vector<uint8_t> bytes = serializeExecutable(makeRichExecutable());
     bytes[8] = version;
     EXPECT_EQ(errorOf(bytes), "model.fexe: executable format version " +
                                   std::to_string(version) +
-                                  ", but this build of Fuse reads version 5 (compile "
+                                  ", but this build of Fuse reads version 6 (compile "
                                   "the graph again; a file of this build's own "
                                   "version that reads so is corrupt)");
   }

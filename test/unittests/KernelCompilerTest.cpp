@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/Runtime/GraphGuard.h"
 #include "fuse/Runtime/KernelCompiler.h"
 
 #include "ModuleCompiler.h" // lib/Runtime, internal
@@ -73,6 +74,19 @@ TEST(KernelCompiler, CompilesForSm90aAndReportsResources) {
   EXPECT_EQ(reverse->symbol.rfind("_Z", 0), 0u) << reverse->symbol;
   EXPECT_EQ(reverse->staticSharedBytes, 512);
   EXPECT_GT(reverse->registers, 0);
+}
+
+// The conditional nodes' guard (GraphGuard.h) calls cudaGraphSetConditional,
+// a device runtime builtin that NVRTC takes by its declaration: the kernel
+// links into a cubin without relocatable code.
+TEST(KernelCompiler, TheGraphGuardCompilesWithoutTheDeviceRuntimeLibrary) {
+  Kernel guard = graphGuardKernel();
+  StatusOr<CompiledModule> module = compileWithNvrtc(guard.body, "graph_guard", NvrtcOptions());
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_EQ(module->kernels.size(), 1u) << module->log;
+  EXPECT_EQ(module->kernels[0].symbol, kGraphGuardKernel);
+  EXPECT_EQ(module->kernels[0].spillStoreBytes, 0);
+  EXPECT_FALSE(module->cubin.empty());
 }
 
 TEST(KernelCompiler, SyntaxErrorSavesSourceAndLog) {

@@ -231,6 +231,9 @@ inline void expectExecutablesEqual(const Executable &a, const Executable &b) {
     EXPECT_EQ(x.block, y.block) << w;
     EXPECT_EQ(x.sharedBytes, y.sharedBytes) << w;
     EXPECT_EQ(x.persistentBlocksPerMultiprocessor, y.persistentBlocksPerMultiprocessor) << w;
+    ASSERT_EQ(x.changesOnlyWhen.size(), y.changesOnlyWhen.size()) << w;
+    for (size_t j = 0; j < x.changesOnlyWhen.size(); ++j)
+      EXPECT_TRUE(x.changesOnlyWhen[j] == y.changesOnlyWhen[j]) << w << " guard term " << j;
     ASSERT_EQ(x.args.size(), y.args.size()) << w;
     for (size_t j = 0; j < x.args.size(); ++j) {
       std::string arg = w + " arg " + std::to_string(j);

@@ -138,6 +138,36 @@ struct KernelArg {
   }
 };
 
+/// One condition under which a launch may change something: it holds when
+/// `negate` XOR `compare(flag[0], constant)`, `flag` being one element of
+/// `dtype` (i1, i32, i64 or f32). A launch with such terms writes every
+/// output back unchanged unless one of them holds (UnchangedUnless.cpp: an
+/// optimizer's update on a micro-batch that only accumulates), so the
+/// executor may leave it out when none holds: a run of such launches goes
+/// into a CUDA graph conditional node behind one `fuse_graph_guard` kernel
+/// that evaluates their terms.
+struct LaunchGuardTerm {
+  enum class Compare : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+  BufferRef flag;
+  DType dtype = DType::I1;
+  Compare compare = Compare::Ne;
+  bool negate = false;
+  double constant = 0.0;
+
+  bool operator==(const LaunchGuardTerm &other) const {
+    return flag == other.flag && dtype == other.dtype &&
+           compare == other.compare && negate == other.negate &&
+           constant == other.constant;
+  }
+};
+
+/// The kernel the code generator adds to an executable whose launches have
+/// guard terms: `fuse_graph_guard(cudaGraphConditionalHandle, GuardTerms)`
+/// sets the handle to whether any of up to kGraphGuardMaxTerms terms holds
+/// (GraphGuard.cpp has its source and the parameter layout).
+inline constexpr const char *kGraphGuardKernel = "fuse_graph_guard";
+inline constexpr int kGraphGuardMaxTerms = 32;
+
 /// A launch of a kernel. The kernel's parameters are one pointer per entry
 /// of `args` (the buffers they point at, in parameter order), then one
 /// `const __grid_constant__ fuse::TensorMap` (kernels/tensor_map.cuh) per
@@ -154,6 +184,9 @@ struct KernelLaunch {
   /// launches at most this many CTAs a multiprocessor (launchGrid), so that
   /// one wave works through them all. grid.y and grid.z are then 1.
   uint32_t persistentBlocksPerMultiprocessor = 0;
+  /// Empty: the launch may change its outputs on any run. Else it changes
+  /// nothing unless one of these holds (LaunchGuardTerm).
+  std::vector<LaunchGuardTerm> changesOnlyWhen;
 };
 
 /// The grid `launch` runs with on a device of `multiprocessors`.

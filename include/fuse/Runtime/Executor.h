@@ -157,6 +157,10 @@ public:
   /// grow with the runs mean pointers that never repeat.
   int64_t graphCaptures() const;
   size_t cachedGraphs() const;
+  /// The runs of guarded launches a captured graph holds as conditional
+  /// nodes (GraphGuard.h): 0 where the plan has none, the driver is older
+  /// than CUDA 12.4 or FUSE_GRAPH_CONDITIONALS=0.
+  size_t conditionalRuns() const;
 
   class Impl;
 

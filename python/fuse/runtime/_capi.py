@@ -333,7 +333,9 @@ class Session(_Handle):
 
     def compile_report(self):
         """{"seconds", "modules", "cache_hits", "compiled", "device_bytes",
-        "graph_captures", "cached_graphs"} (the last two as of now)."""
+        "graph_captures", "cached_graphs", "conditional_runs"} (graph
+        captures and cached graphs as of now; conditional runs: the runs of
+        guarded launches each captured graph holds as a conditional node)."""
         return json.loads(_take_string(self._lib.fuseSessionCompileReport(self.handle),
                                        "fuseSessionCompileReport"))
 
