@@ -236,6 +236,7 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
   for (Operation &op : body.without_terminator())
     if (failed(lowerOp(&op, terminator, context)))
       return failure();
+  context.finishHoistedCasts();
   if (failed(copyResults(terminator, context)))
     return failure();
 

@@ -119,6 +119,23 @@ public:
                                        const std::vector<InputBinding> &inputs,
                                        KernelParams &params) const;
 
+  /// The `to` copy of input vector `source` (`count` elements of `from`)
+  /// that a GEMM epilogue reads as its bias: one kernel at the start of the
+  /// step makes every such copy (finishHoistedCasts), each source once
+  /// however many GEMMs read it, instead of a one-block kernel before each
+  /// GEMM. An input changes in place only after its last reader (the memory
+  /// plan's rule), so the copy made first is what every GEMM would read.
+  /// Returns the copy's index for readHoistedCastAsBias.
+  size_t hoistCast(const runtime::BufferRef &source, DType from, DType to,
+                   int64_t count);
+  /// GEMM `gemm` (an index into the executable's gemms) reads copy `index`
+  /// as its bias, once the copies are placed.
+  void readHoistedCastAsBias(size_t gemm, size_t index);
+  /// Places the copies in workspace no step reuses, points their GEMMs at
+  /// them and adds the kernels that make them as the first steps
+  /// (HoistedCasts.cpp).
+  void finishHoistedCasts();
+
   /// Kernel name prefix per fusion kind, for readable plans.
   std::string kernelName(const std::string &kind);
 
@@ -136,6 +153,13 @@ private:
   std::map<std::string, int64_t> kernelByBody_;
   std::map<std::string, int> kindCounts_;
   int64_t workspaceUsed_ = 0;
+  struct HoistedCast {
+    runtime::BufferRef source;
+    DType from, to;
+    int64_t count;
+  };
+  std::vector<HoistedCast> hoistedCasts_;
+  std::vector<std::pair<size_t, size_t>> hoistedBiasReaders_; // (gemm, cast)
 };
 
 /// `extern "C" __global__ void @KERNEL@(params) {` with launch bounds:

@@ -217,8 +217,20 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
 
   GemmStep folded = gemm;
   if (foldEpilogue(fusion, matmul, context, folded)) {
-    // cuBLASLt wants a bf16/f16 bias for a bf16/f16 result: round the f32
-    // bias once into the workspace (n elements) and fold that.
+    // cuBLASLt wants a bf16/f16 bias for a bf16/f16 result. A step input's
+    // is rounded once, at the start of the step, for every GEMM that reads
+    // it (HoistedCasts.cpp); another is rounded into the workspace (n
+    // elements) before this GEMM.
+    if (folded.hasBias() && folded.biasType != folded.cdType &&
+        folded.bias.kind == BufferRef::Kind::Input &&
+        !planGemmPadding(folded).changes(folded)) {
+      size_t copy = context.hoistCast(folded.bias, folded.biasType, folded.cdType, folded.n);
+      folded.biasType = folded.cdType; // the copy's, once it is placed
+      addPaddedGemm(folded, context.buffer(fusion.getResult(0)), context,
+                    describeOp(fusion), flops, bytes);
+      context.readHoistedCastAsBias(context.executable().gemms.size() - 1, copy);
+      return success();
+    }
     if (folded.hasBias() && folded.biasType != folded.cdType) {
       folded.bias = addCastKernel(context, folded.bias, folded.biasType,
                                   folded.cdType, folded.n,

@@ -70,3 +70,20 @@ func.func @tied_embedding_grad(%h: tensor<64x32xf32>, %dlogits: tensor<64x128xf3
   %sum = fuse.add %head, %lookup : tensor<128x32xf32>
   return %sum : tensor<128x32xf32>
 }
+
+// Three linear layers in bf16 with f32 biases, the first bias read by two,
+// then a matmul: the epilogues read bf16 copies that one kernel makes at
+// the start.
+func.func @linear_biases(%x: tensor<32x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>,
+                         %b1: tensor<64xf32>, %b2: tensor<64xf32>) -> tensor<32x64xf32> {
+  %m1 = fuse.matmul %x, %w1 transpose_rhs : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  %bb1 = fuse.broadcast_in_dim %b1, dims = [1] : (tensor<64xf32>) -> tensor<32x64xf32>
+  %h = fuse.add %m1, %bb1 : tensor<32x64xf32>
+  %m2 = fuse.matmul %h, %w1 transpose_rhs : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  %h2 = fuse.add %m2, %bb1 : tensor<32x64xf32>
+  %m3 = fuse.matmul %h2, %w2 transpose_rhs : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  %bb2 = fuse.broadcast_in_dim %b2, dims = [1] : (tensor<64xf32>) -> tensor<32x64xf32>
+  %y = fuse.add %m3, %bb2 : tensor<32x64xf32>
+  %z = fuse.matmul %y, %w2 : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  return %z : tensor<32x64xf32>
+}
