@@ -2,8 +2,11 @@
 
 Builds the workload as bench/run.py does (same seed, bf16, the recipe's
 optimizer, clipping and accumulation), compiles it with `fuse.compile_step`
-and runs Fuse's profiler on one call (one micro-batch: with accumulation the
-update's kernels return early on all but the last, as they do in a step).
+and runs Fuse's profiler on one call (one micro-batch). With accumulation
+the profile lists the update's kernels, each returning at once: the
+profiler's graph records an event before every step, which a CUDA graph
+conditional node cannot hold, so it launches them, where the step's own
+graph leaves them out on all but the last micro-batch.
 Prints the time per kind and the slowest kernels; with -o, saves the
 profile (schema fuse-profile/1).
 
