@@ -221,24 +221,21 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
     // is rounded once, at the start of the step, for every GEMM that reads
     // it (HoistedCasts.cpp); another is rounded into the workspace (n
     // elements) before this GEMM.
-    if (folded.hasBias() && folded.biasType != folded.cdType &&
-        folded.bias.kind == BufferRef::Kind::Input &&
-        !planGemmPadding(folded).changes(folded)) {
-      size_t copy = context.hoistCast(folded.bias, folded.biasType, folded.cdType, folded.n);
-      folded.biasType = folded.cdType; // the copy's, once it is placed
-      addPaddedGemm(folded, context.buffer(fusion.getResult(0)), context,
-                    describeOp(fusion), flops, bytes);
-      context.readHoistedCastAsBias(context.executable().gemms.size() - 1, copy);
-      return success();
-    }
+    std::optional<size_t> hoisted;
     if (folded.hasBias() && folded.biasType != folded.cdType) {
-      folded.bias = addCastKernel(context, folded.bias, folded.biasType,
-                                  folded.cdType, folded.n,
-                                  "bias cast of " + describeOp(fusion));
-      folded.biasType = folded.cdType;
+      if (folded.bias.kind == BufferRef::Kind::Input &&
+          !planGemmPadding(folded).changes(folded))
+        hoisted = context.hoistCast(folded.bias, folded.biasType, folded.cdType, folded.n);
+      else
+        folded.bias = addCastKernel(context, folded.bias, folded.biasType,
+                                    folded.cdType, folded.n,
+                                    "bias cast of " + describeOp(fusion));
+      folded.biasType = folded.cdType; // a hoisted copy's, once it is placed
     }
     addPaddedGemm(folded, context.buffer(fusion.getResult(0)), context,
                   describeOp(fusion), flops, bytes);
+    if (hoisted)
+      context.readHoistedCastAsBias(context.executable().gemms.size() - 1, *hoisted);
     return success();
   }
 

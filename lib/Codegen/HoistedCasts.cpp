@@ -57,22 +57,21 @@ void CodegenContext::finishHoistedCasts() {
   std::map<std::pair<DType, DType>, std::vector<size_t>> byTypes;
   for (size_t i = 0; i < hoistedCasts_.size(); ++i)
     byTypes[{hoistedCasts_[i].from, hoistedCasts_[i].to}].push_back(i);
-  std::vector<Step> first;
+  size_t before = executable_.steps.size();
   for (const auto &[types, members] : byTypes) {
     auto [from, to] = types;
     KernelParams params;
     CodeBuffer code;
     code.line("const " + std::string(storageType(from)) + " *in;");
     code.line("long long count;");
-    std::vector<std::string> outs;
     int64_t widest = 0;
     double bytes = 0;
     std::vector<std::string> cases;
     for (size_t y = 0; y < members.size(); ++y) {
       const HoistedCast &cast = hoistedCasts_[members[y]];
       std::string in = params.add("in", from, true, cast.source);
-      outs.push_back(params.add("out", to, false, copies[members[y]]));
-      cases.push_back("case " + std::to_string(y) + ": in = " + in + "; out = " + outs.back() +
+      std::string out = params.add("out", to, false, copies[members[y]]);
+      cases.push_back("case " + std::to_string(y) + ": in = " + in + "; out = " + out +
                       "; count = " + std::to_string(cast.count) + "; break;");
       widest = std::max(widest, cast.count);
       bytes += static_cast<double>(cast.count) * (dtypeSize(from) + dtypeSize(to));
@@ -93,12 +92,11 @@ void CodegenContext::finishHoistedCasts() {
     spec.grid[1] = static_cast<uint32_t>(members.size());
     std::string label = "casts of " + std::to_string(members.size()) +
                         " inputs GEMM epilogues read, made once at the start";
-    size_t steps = executable_.steps.size();
     addLaunch(spec, label, label, 0.0, bytes);
-    first.push_back(executable_.steps[steps]);
-    executable_.steps.erase(executable_.steps.begin() + steps);
   }
-  executable_.steps.insert(executable_.steps.begin(), first.begin(), first.end());
+  // The launches just added go first.
+  std::rotate(executable_.steps.begin(), executable_.steps.begin() + before,
+              executable_.steps.end());
 }
 
 } // namespace fuse::codegen
