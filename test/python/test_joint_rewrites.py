@@ -5,6 +5,7 @@ and Fuse's exporter still makes the loss gradient one op."""
 
 import warnings
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -38,14 +39,14 @@ def _example():
     return logits, target, torch.ones(())
 
 
-def _traced_joint():
+def _traced_joint(loss_fn=hf_style_loss, example=None):
     # As AOTAutograd traces it: fake tensors (each node's "val"), the
     # incoming gradient's shape check decomposed away.
     from torch._decomp import decomposition_table as torch_decompositions
     from torch.fx.experimental.proxy_tensor import make_fx
     same_size = torch.ops.aten.is_same_size.default
     table = {**decomposition_table(), same_size: torch_decompositions[same_size]}
-    return make_fx(_joint(hf_style_loss), decomposition_table=table, tracing_mode="fake")(*_example())
+    return make_fx(_joint(loss_fn), decomposition_table=table, tracing_mode="fake")(*(example or _example()))
 
 
 def _nll_backward(gm):
@@ -219,3 +220,36 @@ def test_narrow_logits_are_reduced_in_f32_and_the_log_probabilities_keep_their_t
 def test_the_rewritten_loss_and_its_gradient_run_in_fuse_as_in_torch():
     gm, _ = _rewritten_joint(_Policy)
     assert "fuse.cross_entropy_backward" not in _runs_in_fuse_as_in_torch(gm)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_the_rewritten_loss_gradient_sums_no_classes(reduction):
+    # With the log-probabilities written as logits less a saved logsumexp,
+    # log-softmax's backward sums nll's gradient over each row's classes:
+    # that sum is the row's scale where its label is kept and 0 where it is
+    # ignored, so the exporter writes it per row, and the loss gradient is
+    # one elementwise pass over the logits (no reduction over the classes).
+    from fuse.dynamo import _graph_rng
+    from test_partition import InterpreterGraph, relative_error
+
+    def loss_fn(logits, target):
+        return F.cross_entropy(logits.float(), target, reduction=reduction)
+    logits, target, _ = _example()
+    tangent = torch.rand(6) + 0.5 if reduction == "none" else torch.tensor(0.75)
+    example = [logits, target, tangent]
+    gm = _traced_joint(loss_fn, example)
+    assert _joint_rewrites.save_log_sum_exp(gm.graph, _Policy) == 1
+    gm.recompile()
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    text = _graph_rng.export(trace(gm, example), names, "joint")[0]
+    class_sums = [line for line in text.splitlines() if "fuse.reduce" in line and "(tensor<6x11xf32>)" in line]
+    # The forward's logsumexp (max, sum of exponentials) and the loss's
+    # pick of each label; nothing from the backward.
+    assert len(class_sums) == 3, class_sums
+    assert not any("_log_softmax_backward_data" in line for line in class_sums)
+    loss, grad = InterpreterGraph(text)([logits.detach(), target, tangent])
+    want_loss = loss_fn(logits, target)
+    want_grad = torch.autograd.grad(want_loss, logits, tangent)[0]
+    assert relative_error(loss, want_loss.detach()) < 1e-5
+    assert relative_error(grad, want_grad) < 1e-5
+    assert grad[2].abs().max() == 0  # the ignored label's row

@@ -205,22 +205,48 @@ def nll_loss_forward(cx, node, logp, target, weight, reduction, ignore_index):
     return cx.emit(f"fuse.div {{0}}, {{1}} : {loss_type}", [total, count], [loss_type]), total_weight
 
 
+def _negated_row_scale(cx, grad, total_weight, reduction, target, element, shape):
+    """-d(loss)/d(log-probability of the label), per row, broadcast to
+    `shape` (the row's classes): the incoming gradient, over the count of
+    kept labels for a mean."""
+    scale = operand(cx, grad, grad.shape, element)
+    if reduction == 1:
+        scale = cx.emit(f"fuse.div {{0}}, {{1}} : {scale.type}",
+                        [scale, operand(cx, total_weight, grad.shape, element)], [scale.type])
+    rows = target.shape + (1,) if reduction == 0 else ()
+    scale = broadcast(cx, reshape(cx, scale, rows) if reduction == 0 else scale, shape)
+    return cx.emit(f"fuse.neg {{0}} : {scale.type}", [scale], [scale.type])
+
+
 @handles("aten.nll_loss_backward.default")
 def nll_loss_backward(cx, node, grad, logp, target, weight, reduction, ignore_index, total_weight):
     if weight is not None:
         raise Unsupported("class weights")
     out = cx.node_type()
     target = index_operand(cx, target)
-    scale = operand(cx, grad, grad.shape, out.element)
-    if reduction == 1:
-        scale = cx.emit(f"fuse.div {{0}}, {{1}} : {scale.type}",
-                        [scale, operand(cx, total_weight, grad.shape, out.element)], [scale.type])
-    shape = target.shape + (1,) if reduction == 0 else ()
-    scale = broadcast(cx, reshape(cx, scale, shape) if reduction == 0 else scale, out.shape)
-    negative = cx.emit(f"fuse.neg {{0}} : {out}", [scale], [out])
+    negative = _negated_row_scale(cx, grad, total_weight, reduction, target, out.element, out.shape)
     picked = _class_mask(cx, target, out, ignore_index)
     zero = cx.splat(0, out)
     return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {picked.type}, {out}", [picked, negative, zero], [out])
+
+
+def _nll_gradient_row_sums(cx, nll, out, dim):
+    """The sums over the classes of nll_loss_backward's result `nll` (the
+    fx node), shaped [rows, 1], computed without reading the classes: the
+    result is -scale at the row's label and 0 elsewhere, so a row sums to
+    -scale where its label is kept and to 0 where it is ignore_index (a
+    label outside the classes is an error in torch's forward). None where
+    the form is not that one."""
+    grad, _, labels, weight, reduction, ignore_index, total_weight = [
+        cx.env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in nll.args]
+    if weight is not None or out.rank != 2 or dim != 1 or cx.node_type(nll) != out:
+        return None
+    labels = index_operand(cx, labels)
+    rows = out.with_shape((out.shape[0], 1))
+    negative = _negated_row_scale(cx, grad, total_weight, reduction, labels, out.element, rows.shape)
+    kept = reshape(cx, _kept_labels(cx, labels, ignore_index), rows.shape)
+    zero = cx.splat(0, rows)
+    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {kept.type}, {rows}", [kept, negative, zero], [rows])
 
 
 @handles("aten._log_softmax_backward_data.default")
@@ -244,12 +270,18 @@ def log_softmax_backward(cx, node, grad, output, dim, input_dtype):
             options += f" reduction = {_REDUCTIONS[reduction]}"
         return cx.emit(f"fuse.cross_entropy_backward {{0}}, {{1}}, {{2}}{options} : ({grad_loss.type}, "
                        f"{logits.type}, {labels.type}) -> {out}", [grad_loss, logits, labels], [out])
-    # grad - exp(output) * sum(grad, dim)
+    # grad - exp(output) * sum(grad, dim). Where grad is nll_loss's (the
+    # log-probabilities are logits less a saved logsumexp, which the
+    # backend's joint rewrite makes), its sums need no pass over the
+    # classes: the gradient is then one elementwise pass over the logits.
     dim = normalize_dim(dim, out.rank)
+    sums = _nll_gradient_row_sums(cx, nll, out, dim) if target == "aten.nll_loss_backward.default" else None
     grad = operand(cx, grad, out.shape, out.element)
     output = operand(cx, output, out.shape, out.element)
-    kept = out.with_shape(out.shape[:dim] + (1,) + out.shape[dim + 1:])
-    total = broadcast(cx, reduce(cx, "sum", grad, [dim], True, kept), out.shape)
+    if sums is None:
+        kept = out.with_shape(out.shape[:dim] + (1,) + out.shape[dim + 1:])
+        sums = reduce(cx, "sum", grad, [dim], True, kept)
+    total = broadcast(cx, sums, out.shape)
     probabilities = cx.emit(f"fuse.exp {{0}} : {out}", [output], [out])
     product = cx.emit(f"fuse.mul {{0}}, {{1}} : {out}", [probabilities, total], [out])
     return cx.emit(f"fuse.sub {{0}}, {{1}} : {out}", [grad, product], [out])
