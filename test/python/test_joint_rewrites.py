@@ -253,3 +253,31 @@ def test_the_rewritten_loss_gradient_sums_no_classes(reduction):
     assert relative_error(loss, want_loss.detach()) < 1e-5
     assert relative_error(grad, want_grad) < 1e-5
     assert grad[2].abs().max() == 0  # the ignored label's row
+
+
+def test_a_cast_between_nll_and_the_log_softmax_backward_still_sums_no_classes():
+    # GPT-2's step under autocast: log-probabilities in bf16, upcast for nll,
+    # so the backward casts nll's gradient to bf16 before log-softmax's
+    # backward. The rows' sums are still known without the classes. (The
+    # logits come in f32 and are narrowed inside: the interpreter's inputs
+    # travel as numpy arrays, which have no bf16.)
+    from fuse.dynamo import _graph_rng
+    from test_partition import InterpreterGraph
+
+    def narrowed_loss(logits, target):
+        return upcast_log_probs_loss(logits.to(torch.bfloat16), target)
+    example = list(_example())
+    gm = _traced_joint(narrowed_loss, example)
+    assert _joint_rewrites.save_log_sum_exp(gm.graph, _Policy) == 1
+    gm.recompile()
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    text = _graph_rng.export(trace(gm, example), names, "joint")[0]
+    class_sums = [line for line in text.splitlines() if "fuse.reduce" in line and "x11x" in line.split("->")[0]]
+    assert not any("_log_softmax_backward_data" in line for line in class_sums), class_sums
+    assert "tensor<6x1xf32> to tensor<6x1xbf16>" in text  # the rows' sums, rounded as the cast rounds
+    loss, grad = InterpreterGraph(text)([t.detach() for t in example])
+    want_loss, want_grad = gm(*[t.detach() for t in example])
+    torch.testing.assert_close(loss, want_loss, atol=1e-5, rtol=1e-5)
+    # bf16 gradients (widened): within a rounding of torch's.
+    torch.testing.assert_close(grad, want_grad, atol=5e-4, rtol=1.6e-2)
+    assert grad[2].abs().max() == 0  # the ignored label's row

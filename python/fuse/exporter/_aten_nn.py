@@ -230,23 +230,34 @@ def nll_loss_backward(cx, node, grad, logp, target, weight, reduction, ignore_in
     return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {picked.type}, {out}", [picked, negative, zero], [out])
 
 
-def _nll_gradient_row_sums(cx, nll, out, dim):
-    """The sums over the classes of nll_loss_backward's result `nll` (the
-    fx node), shaped [rows, 1], computed without reading the classes: the
-    result is -scale at the row's label and 0 elsewhere, so a row sums to
-    -scale where its label is kept and to 0 where it is ignore_index (a
-    label outside the classes is an error in torch's forward). None where
-    the form is not that one."""
-    grad, _, labels, weight, reduction, ignore_index, total_weight = [
-        cx.env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in nll.args]
-    if weight is not None or out.rank != 2 or dim != 1 or cx.node_type(nll) != out:
+_CASTS = ("aten._to_copy.default", "prims.convert_element_type.default")
+
+
+def _nll_gradient_row_sums(cx, grad, out, dim):
+    """The sums over dimension `dim` of `grad` (a Value) where it is
+    nll_loss_backward's result, or a cast of it, shaped [rows, 1] in `out`'s
+    element type and computed without reading the classes; else None.
+    nll's result is -scale at the row's label and 0 elsewhere, so a row
+    sums to -scale where its label is kept and to 0 where it is
+    ignore_index (a label outside the classes is an error in torch's
+    forward); a cast rounds that one value as the sum would."""
+    target, node = cx.producer(grad)
+    if target in _CASTS and isinstance(node.args[0], torch.fx.Node):
+        target, node = cx.producer(cx.env.get(node.args[0]))
+    if target != "aten.nll_loss_backward.default":
+        return None
+    nll_grad, _, labels, weight, reduction, ignore_index, total_weight = [
+        cx.env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args]
+    computed = cx.node_type(node)
+    if weight is not None or out.rank != 2 or dim != 1 or computed.shape != out.shape:
         return None
     labels = index_operand(cx, labels)
-    rows = out.with_shape((out.shape[0], 1))
-    negative = _negated_row_scale(cx, grad, total_weight, reduction, labels, out.element, rows.shape)
+    rows = computed.with_shape((out.shape[0], 1))
+    negative = _negated_row_scale(cx, nll_grad, total_weight, reduction, labels, rows.element, rows.shape)
     kept = reshape(cx, _kept_labels(cx, labels, ignore_index), rows.shape)
     zero = cx.splat(0, rows)
-    return cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {kept.type}, {rows}", [kept, negative, zero], [rows])
+    sums = cx.emit(f"fuse.select {{0}}, {{1}}, {{2}} : {kept.type}, {rows}", [kept, negative, zero], [rows])
+    return sums if rows.element == out.element else cast(cx, sums, out.element)
 
 
 @handles("aten._log_softmax_backward_data.default")
@@ -275,7 +286,7 @@ def log_softmax_backward(cx, node, grad, output, dim, input_dtype):
     # backend's joint rewrite makes), its sums need no pass over the
     # classes: the gradient is then one elementwise pass over the logits.
     dim = normalize_dim(dim, out.rank)
-    sums = _nll_gradient_row_sums(cx, nll, out, dim) if target == "aten.nll_loss_backward.default" else None
+    sums = _nll_gradient_row_sums(cx, grad, out, dim)
     grad = operand(cx, grad, out.shape, out.element)
     output = operand(cx, output, out.shape, out.element)
     if sums is None:
