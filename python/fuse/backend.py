@@ -443,6 +443,23 @@ class _Specialized:
         inputs = [k for k in range(len(self.tensor_positions) + len(rng)) if k not in rng]
         self.expected = [(i, args[i].shape, args[i].dtype, inputs[j] if self.binding is not None else None)
                          for j, i in enumerate(self.tensor_positions) if i not in slabs]
+        # The compiled inputs no expected argument binds as a kept
+        # parameter (the RNG buffers, the saved values in a slab): bound
+        # again on every call.
+        covered = frozenset(bound for _, _, _, bound in self.expected if bound is not None)
+        self.always_bound = ([k for k in range(len(self.binding.kept)) if k not in covered]
+                             if self.binding is not None else [])
+        # The parameters among them, checked in one pass of C loops while
+        # every one is the tensor the last call bound (a step's usual case:
+        # hundreds of parameters, where a Python loop cost about a
+        # microsecond each before the first kernel); the other expected
+        # arguments (the batch, tangents) checked one by one.
+        parameters = [(i, bound) for i, _, _, bound in self.expected
+                      if bound is not None and isinstance(args[i], torch.nn.Parameter)]
+        self.parameter_args = _getter([i for i, _ in parameters])
+        self.parameter_inputs = _getter([bound for _, bound in parameters])
+        parameter_set = frozenset(i for i, _ in parameters)
+        self.other_expected = [e for e in self.expected if e[0] not in parameter_set]
         self.device_position = self.expected[0][0] if self.expected else None
         self.expected_device = args[self.device_position].device if self.expected else None
         self.expected_constants = [(i, args[i].data_ptr(), args[i]._version) for i in constants
@@ -452,25 +469,42 @@ class _Specialized:
     def fits(self, args):
         """Whether this specialization takes `args` (the same shapes, dtypes,
         device, values, baked buffers unchanged, slabs of its layout): the
-        cheap test a call makes before looking for another."""
+        cheap test a call makes before looking for another. None where it
+        does not; else the compiled inputs the call binds again (those that
+        are not the parameter the last call bound there, at the same
+        address: what BoundCall.changed finds, found in the same pass)."""
+        import torch
         if len(args) != self.arity:
-            return False
+            return None
+        changed = list(self.always_bound)
         binding = self.binding
+        kept, addresses = (binding.kept, binding.kept_addresses) if binding is not None else ((), ())
+        expected = self.expected
+        if binding is not None:
+            given = self.parameter_args(args)
+            if (all(map(operator.is_, self.parameter_inputs(kept), given))
+                    and list(map(torch.Tensor.data_ptr, given)) == list(self.parameter_inputs(addresses))):
+                expected = self.other_expected  # every parameter the one bound last call
         try:
-            for i, shape, dtype, bound in self.expected:
+            for i, shape, dtype, bound in expected:
                 tensor = args[i]
-                if bound is not None and binding.is_kept(bound, tensor):
-                    continue  # the parameter the last call bound, unchanged
+                if bound is not None:
+                    if kept[bound] is tensor and addresses[bound] == tensor.data_ptr():
+                        continue  # the parameter the last call bound, unchanged
+                    changed.append(bound)
                 if tensor.shape != shape or tensor.dtype != dtype:
-                    return False
+                    return None
             if self.device_position is not None and args[self.device_position].device != self.expected_device:
-                return False
+                return None
             for i, address, version in self.expected_constants:
                 if args[i].data_ptr() != address or args[i]._version != version:
-                    return False
+                    return None
         except AttributeError:  # a tensor where a value was, or the other way round
-            return False
-        return all(repr(args[i]) == value for i, value in self.expected_values) and self.accepts(args)
+            return None
+        if all(repr(args[i]) == value for i, value in self.expected_values) and self.accepts(args):
+            changed.sort()  # in input order, as BoundCall.changed gives them
+            return changed
+        return None
 
     def _output_users(self):
         """{Fuse output index: [result positions that return it]}."""
@@ -559,7 +593,9 @@ class _Specialized:
         bound to a slab layout takes only slabs of that layout."""
         return self.slab_argument is None or self.saved.layout_at(args[self.slab_argument]) is self.slab_layout
 
-    def __call__(self, args):
+    def __call__(self, args, changed=None):
+        """Runs on `args`; `changed`: what fits() returned for them, if it
+        was asked."""
         compiled = self.compiled
         tensors = [args[i] for i in self.tensor_positions]
         if compiled is not None:
@@ -569,7 +605,8 @@ class _Specialized:
             # Only what changed since the last call is checked and bound
             # again (_bound_call.py), at fixed addresses from call to call so
             # the runtime replays its CUDA graph (_stable_io.py).
-            changed = self.binding.changed(tensors)
+            if changed is None:
+                changed = self.binding.changed(tensors)
             for k in changed:
                 tensor = tensors[k]
                 # A scalar kept on the CPU (a Python number dynamo made a
@@ -641,6 +678,15 @@ class _Specialized:
                     self.shared_constants[id(tensor)] = tensor
             result.append(tensor)
         return result[0] if self.single else result
+
+
+def _getter(indices):
+    """A function from a sequence to the tuple of its items at `indices`
+    (operator.itemgetter, which returns a bare item for one index)."""
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda sequence: (sequence[index],)
+    return operator.itemgetter(*indices) if indices else (lambda sequence: ())
 
 
 _RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default",
@@ -969,8 +1015,10 @@ class _FuseGraph:
         if len(args) == 1 and isinstance(args[0], list):
             args = args[0]
         entry = self.last
-        if entry is not None and entry.fits(args):
-            return entry(args)
+        if entry is not None:
+            changed = entry.fits(args)
+            if changed is not None:
+                return entry(args, changed)
         key = self._key(args)
         entry = self.specialized.get(key)
         if entry is None:
