@@ -3,6 +3,8 @@
 buffers) and the binding of every input and output to a tensor, kept from
 call to call while the memory stays put."""
 
+import operator
+
 import torch
 
 from ..runtime import _capi
@@ -71,10 +73,16 @@ class Binding:
         self.addresses = _capi.Addresses([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs])
         self._param_memory = _param_memory(params)
         self._grads = grads  # (param, tensor, rebind: the step owns param.grad)
+        self._grad_params = [p for p, _, _ in grads]
+        self._grad_tensors = [t for _, t, _ in grads]
 
     def holds(self, params):
+        # Checked before every call's first kernel: C loops (map) over the
+        # parameters while nothing moved, the usual case.
         if _param_memory(params) != self._param_memory:
             return False
+        if all(map(operator.is_, map(_GRAD, self._grad_params), self._grad_tensors)):
+            return True
         for p, t, rebind in self._grads:
             if p.grad is not t:
                 if p.grad is not None and not rebind:
@@ -92,6 +100,10 @@ def copy_all(destinations, sources):
             destination.copy_(source)
 
 
+_GRAD = operator.attrgetter("grad")
+
+
 def _param_memory(params):
-    return [(p.data_ptr(), p.stride()) for p in params]
+    """The parameters' addresses and strides."""
+    return list(map(torch.Tensor.data_ptr, params)), list(map(torch.Tensor.stride, params))
 
