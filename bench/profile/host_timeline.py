@@ -40,7 +40,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from fuse import backend  # noqa: E402
-from fuse.harness import systems, workloads  # noqa: E402
+from fuse.harness import measure as harness_measure, systems, workloads  # noqa: E402
 from fuse.runtime import _capi  # noqa: E402
 
 _marks = []
@@ -145,18 +145,7 @@ def _one_step(step):
 def _kernels_by_name(step):
     """{kernel name: [count, summed ms]} of one step, and the GPU's busy
     and spanned ms (first kernel's start to last kernel's end)."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    handle, path = tempfile.mkstemp(suffix=".json")
-    os.close(handle)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            kernels = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
-    finally:
-        os.unlink(path)
+    kernels = harness_measure.kernel_events(step)
     by_name = {}
     for e in kernels:
         entry = by_name.setdefault(e["name"], [0, 0.0])

@@ -275,9 +275,10 @@ def time_throughput(step, count):
     return start.elapsed_time(end) / count
 
 
-def count_kernels(step):
-    """(kernels, their summed ms) of one step, from the torch profiler's
-    trace: every CUPTI kernel record, those replayed from CUDA graphs too."""
+def kernel_events(step):
+    """The kernels of one step: the torch profiler's trace events (name,
+    ts and dur in us) of every CUPTI kernel record, those replayed from
+    CUDA graphs too."""
     import json
     import os
     import tempfile
@@ -294,7 +295,12 @@ def count_kernels(step):
             events = json.load(f)["traceEvents"]
     finally:
         os.unlink(path)
-    kernels = [e for e in events if e.get("cat") == "kernel"]
+    return [e for e in events if e.get("cat") == "kernel"]
+
+
+def count_kernels(step):
+    """(kernels, their summed ms) of one step (kernel_events)."""
+    kernels = kernel_events(step)
     return len(kernels), sum(float(e.get("dur", 0)) for e in kernels) / 1e3
 
 
