@@ -473,23 +473,18 @@ class _Specialized:
         does not; else the compiled inputs the call binds again (those that
         are not the parameter the last call bound there, at the same
         address: what BoundCall.changed finds, found in the same pass)."""
-        import torch
         if len(args) != self.arity:
             return None
         changed = list(self.always_bound)
         binding = self.binding
-        kept, addresses = (binding.kept, binding.kept_addresses) if binding is not None else ((), ())
         expected = self.expected
-        if binding is not None:
-            given = self.parameter_args(args)
-            if (all(map(operator.is_, self.parameter_inputs(kept), given))
-                    and list(map(torch.Tensor.data_ptr, given)) == list(self.parameter_inputs(addresses))):
-                expected = self.other_expected  # every parameter the one bound last call
+        if binding is not None and binding.keeps_all(self.parameter_inputs, self.parameter_args(args)):
+            expected = self.other_expected  # every parameter the one bound last call
         try:
             for i, shape, dtype, bound in expected:
                 tensor = args[i]
                 if bound is not None:
-                    if kept[bound] is tensor and addresses[bound] == tensor.data_ptr():
+                    if binding.is_kept(bound, tensor):
                         continue  # the parameter the last call bound, unchanged
                     changed.append(bound)
                 if tensor.shape != shape or tensor.dtype != dtype:

@@ -149,3 +149,18 @@ def test_a_wrong_number_of_inputs_is_refused_by_name():
 def test_the_address_arrays_are_c_pointer_arrays():
     call = _bound_call.BoundCall(_Graph([(4,)], outputs=2), _Staging())
     assert isinstance(call.addresses.inputs, ctypes.Array) and call.addresses.n_outputs == 2
+
+
+def test_keeps_all_checks_every_parameter_at_once():
+    import operator
+    graph = _Graph([(4,), (4,), (4,)])
+    call = _bound_call.BoundCall(graph, _Staging())
+    weights = _params((4,), (4,))
+    batch = torch.randn(4)
+    call.bind_inputs(weights + [batch], call.changed(weights + [batch]))
+    inputs_of = operator.itemgetter(0, 1)
+    assert call.keeps_all(inputs_of, tuple(weights))
+    assert not call.keeps_all(inputs_of, (weights[1], weights[0]))  # each at its own input
+    weights[1].data = torch.randn(4)  # another address
+    assert not call.keeps_all(inputs_of, tuple(weights))
+    assert not call.keeps_all(operator.itemgetter(2, 0), (batch, weights[0]))  # a batch is never kept
