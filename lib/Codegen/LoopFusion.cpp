@@ -53,6 +53,25 @@ int64_t vectorWidth(FusionOp fusion, int64_t total) {
   return total % width == 0 ? width : 1;
 }
 
+/// The smallest product of `shape`'s innermost dimensions that `width`
+/// divides, if it is less than the whole (else 0): a thread's `width`
+/// consecutive elements then share every index above it, so each element's
+/// position splits into p / divisor, the same for all of them, and
+/// p % divisor + e. Without it each element divided its own position by
+/// every dimension's extent (a 50304-wide loss gradient: a division and a
+/// remainder per element, most of its instructions).
+int64_t sharedRowDivisor(const std::vector<int64_t> &shape, int64_t width) {
+  if (width <= 1)
+    return 0;
+  int64_t product = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d > 0; --d) {
+    product *= shape[d];
+    if (product % width == 0)
+      return product < numElements(shape) ? product : 0;
+  }
+  return 0;
+}
+
 } // namespace
 
 LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
@@ -107,6 +126,11 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
   std::vector<std::string> elementNames;
   for (int64_t e = 0; e < width; ++e)
     elementNames.push_back("pe" + std::to_string(e));
+  int64_t rowDivisor = sharedRowDivisor(shapeOf(fusion.getResult(0)), width);
+  if (rowDivisor > 0)
+    for (int64_t e = 0; e < width; ++e)
+      emitter.knowSplit(elementNames[e], rowDivisor, "prow",
+                        "pcol + " + std::to_string(e));
   VectorInputs vectorInputs(body, inputs, total, elementNames, inPlace);
   vectorInputs.install(emitter);
 
@@ -136,6 +160,10 @@ LogicalResult lowerLoopFusion(FusionOp fusion, CodegenContext &context,
             " q += (idx_t)gridDim.x * blockDim.x) {");
   code.indent();
   code.line("const idx_t p = q * " + std::to_string(width) + ";");
+  if (rowDivisor > 0) {
+    code.line("const idx_t prow = p / " + std::to_string(rowDivisor) + ";");
+    code.line("const idx_t pcol = p % " + std::to_string(rowDivisor) + ";");
+  }
   vectorInputs.emitLoads(code, "p");
   code.append(elements);
   for (auto [k, name] : llvm::enumerate(outputs))

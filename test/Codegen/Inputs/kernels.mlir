@@ -10,6 +10,17 @@ func.func @loop_odd(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> tensor<5x7xf32> {
   %2 = fuse.exp %1 : tensor<5x7xf32>
   return %2 : tensor<5x7xf32>
 }
+func.func @loop_rows(%x: tensor<6x40xbf16>, %m: tensor<6xbf16>) -> tensor<6x40xbf16> {
+  %0 = fuse.broadcast_in_dim %m, dims = [0] : (tensor<6xbf16>) -> tensor<6x40xbf16>
+  %1 = fuse.sub %x, %0 : tensor<6x40xbf16>
+  %2 = fuse.exp %1 : tensor<6x40xbf16>
+  return %2 : tensor<6x40xbf16>
+}
+func.func @loop_blocks(%x: tensor<3x5x4x2xf32>, %m: tensor<3x5xf32>) -> tensor<3x5x4x2xf32> {
+  %0 = fuse.broadcast_in_dim %m, dims = [0, 1] : (tensor<3x5xf32>) -> tensor<3x5x4x2xf32>
+  %1 = fuse.mul %x, %0 : tensor<3x5x4x2xf32>
+  return %1 : tensor<3x5x4x2xf32>
+}
 func.func @rotary_table(%angles: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xbf16>) {
   %0 = fuse.cos %angles : tensor<64x32xf32>
   %1 = fuse.sin %angles : tensor<64x32xf32>
