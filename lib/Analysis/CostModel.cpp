@@ -9,6 +9,7 @@
 
 #include "fuse/Dialect/Fuse/IR/FuseOps.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -208,23 +209,25 @@ FailureOr<OpCost> mlir::fuse::computeFusedCost(
     ArrayRef<Operation *> ops,
     const llvm::SmallPtrSetImpl<Operation *> &members) {
   OpCost total{0, 0, 0, 1};
-  llvm::SmallPtrSet<Value, 16> inputs;
+  // Each input's readers among the members, one entry a use as
+  // Value::getUsers lists them, gathered from the members' side: an
+  // optimizer's learning rate has a reader in every parameter's update, and
+  // scanning all its users for every merge the search weighs made the
+  // search quadratic in the parameter count.
+  llvm::MapVector<Value, SmallVector<Operation *, 4>> readers;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !members.contains(producer))
+        readers[operand].push_back(op);
+    }
+  for (auto &[input, inputReaders] : readers)
+    total.bytesRead += kernelInputBytes(input, inputReaders);
   for (Operation *op : ops) {
     FailureOr<OpCost> cost = computeOpCost(op);
     if (failed(cost))
       return failure();
     total.flops = ::fuse::saturatingAdd(total.flops, cost->flops);
-    for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      if ((producer && members.contains(producer)) ||
-          !inputs.insert(operand).second)
-        continue;
-      total.bytesRead += kernelInputBytes(
-          operand, llvm::make_filter_range(operand.getUsers(),
-                                           [&](Operation *user) {
-                                             return members.contains(user);
-                                           }));
-    }
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
             return !members.contains(user);
