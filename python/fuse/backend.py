@@ -552,7 +552,26 @@ class _Specialized:
             self.io.skip_outputs(self.slab_outputs)
         if chained:  # a base handed to torch would reach the backward unviewed
             raise RuntimeError(f"internal: saved views at results {sorted(chained)} were stored as their base "
-                               "outside a slab")
+                               "outside a slab: " + self._why_outside_slab(sorted(chained), positions, returned))
+
+    def _why_outside_slab(self, chained, positions, returned):
+        """Why each of the `chained` result positions' values is not in the
+        slab, for the internal error above: what the plan made of it, and
+        whether its output is also the user's or has no arena offset."""
+        users = self._output_users()
+        reasons = []
+        for position in chained:
+            entry = self.plan[position]
+            why = f"{returned[position].name} (result {position}) is {entry[0]}"
+            if entry[0] == "output":
+                output = entry[1]
+                why += f" {output}, arena offset {self.compiled.outputs[output].arena_offset}"
+                shared = [p for p in users.get(output, []) if p not in positions]
+                if shared:
+                    why += ", also returned to the user at " + ", ".join(
+                        f"{returned[p].name} (result {p})" for p in shared)
+            reasons.append(why)
+        return "; ".join(reasons)
 
     def _bind_slab(self, layouts, placeholders, arg_names):
         """A backward's inputs that are saved values in a forward's slab:

@@ -233,3 +233,30 @@ def test_a_concatenation_onto_an_empty_cache_of_a_wider_dtype_is_a_cast_back():
     assert replay(got[1], chains[1]).dtype == torch.float32
     assert torch.equal(replay(got[1], chains[1]), expected[1])
 
+
+
+def test_a_saved_view_that_the_user_also_gets_keeps_its_chain():
+    """AOTAutograd returns one node at two positions when the user gets a
+    value the backward also reads (an encoder-decoder's encoder output,
+    viewed for the cross attention's projections): stored as its base, the
+    saved value and the user's view of the same base would become one
+    output, which the slab cannot hold (whisper and t5 through the backend
+    failed so). The chain is kept; a view of a base nobody else gets is
+    still stripped."""
+    def returns_a_view_twice(x, w):
+        h = torch.tanh(x @ w)
+        g = torch.sigmoid(x @ w)
+        shared = h.view(2, 2, 6)
+        return shared, shared, g.t()
+
+    args = [torch.randn(4, 5), torch.randn(5, 6)]
+    gm = trace(returns_a_view_twice, args)
+    expected = _results(gm, args)
+    results = list(next(n for n in gm.graph.nodes if n.op == "output").args[0])
+    assert results[0] is results[1]  # one node at the user's and the saved position
+    chains = strip(gm, {1, 2}, computed=lambda node: True)
+    assert sorted(chains) == [2]
+    got = _results(gm, args)
+    assert torch.equal(got[1], expected[1]) and torch.equal(got[0], expected[0])
+    assert torch.equal(replay(got[2], chains[2]), expected[2])
+

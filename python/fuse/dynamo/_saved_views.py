@@ -129,6 +129,27 @@ def _view_chain(node):
     return node, ops
 
 
+def _users_values(results, positions):
+    """The values the results outside `positions` (the user's) are, and
+    every value those read through views. The backend returns a view as the
+    value it views (a reshape for free, _return_roots), so a saved view
+    stored as such a value would make the user's result and the saved one
+    a single output, which cannot stay in the forward's slab. The same node
+    can be both (an encoder's output that the user gets and a cross
+    attention's backward reads as a view)."""
+    values = set()
+    for i, node in enumerate(results):
+        if i in positions:
+            continue
+        values.add(node)
+        step = _step_back(node) if _is_node(node) else None
+        while step is not None:
+            node = step[0]
+            values.add(node)
+            step = _step_back(node)
+    return values
+
+
 def hoist_casts(traced, positions, computed):
     """Rewrites `traced` so that a saved value that is a dtype cast of an
     expanding chain of views of a computed value (autocast's cast of keys
@@ -176,12 +197,13 @@ def strip(traced, positions, computed):
     result `positions` that is a chain of views of a computed value, that
     value itself. Returns {position: the view ops, in the order they apply}.
     A chain is kept when its base is a graph input (its memory is the
-    caller's already), is returned at a position not in `positions`, or is
-    not `computed(base)` (a value that depends on no input, which the
-    backend hands out as a constant)."""
+    caller's already), is returned at a position not in `positions` or is
+    what such a result views (_users_values), or is not `computed(base)`
+    (a value that depends on no input, which the backend hands out as a
+    constant)."""
     output = next(n for n in traced.graph.nodes if n.op == "output")
     results = list(output.args[0])
-    others = {results[i] for i in range(len(results)) if i not in positions}
+    others = _users_values(results, positions)
     chains = {}
     for position in sorted(positions):
         node, ops = _view_chain(results[position])
