@@ -1,6 +1,7 @@
 """Shared helpers for the exporter tests: run fuse-opt and fuse-run on what
 the exporter writes, and compare with PyTorch on the same inputs."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -175,6 +176,23 @@ def compiled_texts(monkeypatch):
         return original(text, **kwargs)
     monkeypatch.setattr(fuse.compiler, "compile", recording)
     return texts
+
+
+requires_transformers = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None,
+    reason="HuggingFace transformers is not installed here (the GPU machine has it): the tests that "
+           "build its model classes run there")
+
+
+def load_file_module(name, path):
+    """The Python file `path` as module `name` (loaded once per process):
+    for the bench/ scripts the tests import, which are no package."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(),

@@ -24,6 +24,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import requires_transformers
 from fuse.harness import cli, measure, report, runner, systems, workloads
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -185,11 +186,6 @@ def test_results_say_which_code_they_measured():
 
 
 # -- whole optimizer steps (workloads.Recipe) ---------------------------------------------------------
-
-needs_transformers = pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None,
-    reason="HuggingFace transformers is not installed here (the GPU machine has it): bert-hf is "
-           "BertForSequenceClassification, so building it is checked there")
 
 
 class MyRMSNorm(torch.nn.Module):
@@ -576,7 +572,7 @@ def test_bench_run_help_lists_bert_hf():
     assert "bert-hf" in result.stdout
 
 
-@needs_transformers
+@requires_transformers
 def test_bert_hf_tiny_is_hf_bert_with_its_default_dropout_and_a_padded_batch(no_autocast):
     built = workloads.resolve("bert-hf", "tiny").build()
     model, config = built.model, built.model.config

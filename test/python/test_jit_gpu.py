@@ -12,7 +12,6 @@ reason, elsewhere.
 """
 
 import copy
-import importlib.util
 import json
 import math
 import re
@@ -21,13 +20,11 @@ import warnings
 import pytest
 import torch
 
-from conftest import MLP, relative_error, requires_cuda, requires_torch2
+from conftest import MLP, relative_error, requires_cuda, requires_torch2, requires_transformers
 
 import fuse
 from fuse import backend, models
 
-needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
-                                        reason="needs HuggingFace transformers (on the GPU machine)")
 pytestmark = [pytest.mark.gpu, requires_torch2, requires_cuda, pytest.mark.usefixtures("exact_f32")]
 
 TOLERANCE = {None: 1e-4, "bf16": 2e-2}
@@ -146,7 +143,7 @@ def test_backend_is_registered():
     assert "fuse" in torch._dynamo.list_backends(exclude_tags=())
 
 
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
 def test_backend_inference_matches_eager(name, cache):
     model, inputs, _, _ = _tiny(name, "infer")
@@ -159,7 +156,7 @@ def test_backend_inference_matches_eager(name, cache):
     assert relative_error(got, expected) <= TOLERANCE[None]
 
 
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name,amp", [("gpt2", None), ("bert", None),
                                       ("llama", None), ("gpt2", "bf16")])
 def test_backend_training_matches_eager(name, amp, cache):
@@ -230,7 +227,7 @@ def test_backend_graphs_name_the_models_source_lines(cache, compiled_texts):
         assert located.search(text), text[-2000:]
 
 
-@needs_transformers
+@requires_transformers
 def test_backend_recompiles_for_a_new_shape(cache):
     model, inputs, _, _ = _tiny("gpt2", "infer")
     compiled = torch.compile(model, backend="fuse", options={"amp": None, "fallback": "error", "cache_dir": cache})
@@ -269,7 +266,7 @@ def test_backend_falls_back_to_eager_with_one_warning(cache):
 
 # -- fuse.compile_step ------------------------------------------------------------------
 
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name,amp", [("gpt2", None), ("bert", None), ("llama", None), ("gpt2", "bf16")])
 def test_compile_step_gradients_match_eager(name, amp, cache):
     model, inputs, targets, loss_fn = _tiny(name, "train")
@@ -293,7 +290,7 @@ def test_compile_step_gradients_match_eager(name, amp, cache):
     assert all(a is b for a, b in zip(first, (p.grad for p in model.parameters())))
 
 
-@needs_transformers
+@requires_transformers
 def test_compile_step_follows_moved_parameters_and_gradients(cache):
     # A call reuses the last call's bindings while the memory stays put; a
     # parameter moved to new memory, or a gradient tensor the caller swapped
@@ -324,7 +321,7 @@ def test_compile_step_follows_moved_parameters_and_gradients(cache):
         step(inputs, targets)
 
 
-@needs_transformers
+@requires_transformers
 def test_compile_step_binds_a_reloaded_optimizer_state(cache):
     # load_state_dict gives the optimizer new moment tensors: the next call
     # must update those, not the ones the step bound first.
@@ -343,7 +340,7 @@ def test_compile_step_binds_a_reloaded_optimizer_state(cache):
     assert not torch.equal(state["exp_avg"], before)
 
 
-@needs_transformers
+@requires_transformers
 def test_fifty_adamw_steps_track_eager_gpt2_tiny(cache):
     torch.manual_seed(0)
     spec = models.build("gpt2", "tiny")
@@ -385,7 +382,7 @@ def test_fifty_adamw_steps_track_eager_gpt2_tiny(cache):
     assert relative_error(flat(fuse_model), flat(eager_model)) <= 2e-2
 
 
-@needs_transformers
+@requires_transformers
 def test_compile_step_rejects_a_batch_of_another_shape(cache):
     model, inputs, targets, loss_fn = _tiny("gpt2", "train")
     step = fuse.compile_step(model, loss_fn, (inputs, targets), amp=None, cache_dir=cache)
@@ -400,7 +397,7 @@ def test_compile_step_rejects_a_batch_of_another_shape(cache):
     assert math.isfinite(float(step(inputs, targets)))
 
 
-@needs_transformers
+@requires_transformers
 def test_compile_step_f16_carries_the_loss_scale(cache):
     model, inputs, targets, loss_fn = _tiny("gpt2", "train")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -411,7 +408,7 @@ def test_compile_step_f16_carries_the_loss_scale(cache):
     assert step.found_inf is not None and step.found_inf.dtype == torch.bool
 
 
-@needs_transformers
+@requires_transformers
 def test_compile_step_profile_leaves_the_model_alone(cache):
     model, inputs, targets, loss_fn = _tiny("gpt2", "train")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -422,7 +419,7 @@ def test_compile_step_profile_leaves_the_model_alone(cache):
     assert all(torch.equal(a, p) for a, p in zip(before, model.parameters()))
 
 
-@needs_transformers
+@requires_transformers
 def test_the_harness_measures_every_system(tmp_path):
     """The benchmark harness end to end on GPT-2 tiny (each row in a child
     process, so it runs as its own command: this process has used CUDA)."""
@@ -444,7 +441,7 @@ def test_the_harness_measures_every_system(tmp_path):
         assert row["fallbacks"] == 0
 
 
-@needs_transformers
+@requires_transformers
 def test_the_harness_measures_a_whole_optimizer_step(tmp_path):
     """bert-hf tiny (HF's BERT with dropout, a padded batch, AdamW in decay
     groups, clipping, 4 micro-batches a step) through the harness: every

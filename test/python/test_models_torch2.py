@@ -1,21 +1,17 @@
 """The built-in HuggingFace models (tiny configs), exported and checked
 against PyTorch. Needs torch 2.x and transformers: runs on the GPU machine."""
 
-import importlib.util
-
 import pytest
 
-from conftest import matches_torch, ops_in, requires_torch2
+from conftest import matches_torch, ops_in, requires_torch2, requires_transformers
 from fuse import models
 from fuse.exporter._steps import Step
 from fuse.export import AdamW, export_step
 
-needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
-                                        reason="needs HuggingFace transformers (on the GPU machine)")
 
 
 @requires_torch2
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
 @pytest.mark.parametrize("mode", ["train", "infer"])
 def test_tiny_model_matches_torch(name, mode, tmp_path):
@@ -34,7 +30,7 @@ def test_tiny_model_matches_torch(name, mode, tmp_path):
 
 
 @requires_torch2
-@needs_transformers
+@requires_transformers
 def test_tiny_gpt2_adamw_step_matches_torch(tmp_path):
     spec = models.build("gpt2", "tiny")
     step = Step(spec.module, spec.inputs, "train", spec.loss_fn, spec.targets, AdamW())

@@ -234,7 +234,6 @@ def test_a_concatenation_onto_an_empty_cache_of_a_wider_dtype_is_a_cast_back():
     assert torch.equal(replay(got[1], chains[1]), expected[1])
 
 
-
 def test_a_saved_view_that_the_user_also_gets_keeps_its_chain():
     """AOTAutograd returns one node at two positions when the user gets a
     value the backward also reads (an encoder-decoder's encoder output,
@@ -259,4 +258,3 @@ def test_a_saved_view_that_the_user_also_gets_keeps_its_chain():
     got = _results(gm, args)
     assert torch.equal(got[1], expected[1]) and torch.equal(got[0], expected[0])
     assert torch.equal(replay(got[2], chains[2]), expected[2])
-

@@ -8,35 +8,20 @@ parameter eager gives one. The full-sized rows are bench/zoo's; these catch
 a model that stops compiling (whisper and t5 once failed inside the
 backend's saved-value bookkeeping) before a benchmark run does."""
 
-import importlib.util
 import math
 import pathlib
-import sys
 
 import pytest
 import torch
 
-from conftest import relative_error, requires_cuda, requires_torch2
+from conftest import load_file_module, relative_error, requires_cuda, requires_torch2, requires_transformers
 from fuse.harness import systems, workloads
 
 ZOO = pathlib.Path(__file__).resolve().parents[2] / "bench" / "zoo"
 
 
-def _zoo_models():
-    if "zoo_run" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("zoo_run", ZOO / "run.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["zoo_run"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["zoo_run"].load_models()
-
-
-zoo_models = _zoo_models()
+zoo_models = load_file_module("zoo_run", ZOO / "run.py").load_models()
 NAMES = sorted(zoo_models.MODELS)
-
-needs_transformers = pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None,
-    reason="HuggingFace transformers is not installed here (the GPU machine has it)")
 
 # Loss and gradients of a model without dropout, against eager autocast's
 # (both bf16): a few bf16 roundings apart.
@@ -55,7 +40,7 @@ def _train_step(system, workload):
 
 @requires_cuda
 @requires_torch2
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name", NAMES)
 def test_each_tiny_zoo_model_trains_through_the_backend(name):
     import torch._dynamo

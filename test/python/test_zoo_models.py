@@ -6,7 +6,6 @@ the zoo's systems), the harness knobs it rests on (custom workloads'
 declared shapes and preload hook, --fuse-fallback threaded to
 torch.compile's options) and bench/zoo/report.py's README section."""
 
-import importlib.util
 import json
 import math
 import pathlib
@@ -16,34 +15,20 @@ import sys
 import pytest
 import torch
 
+from conftest import load_file_module, requires_transformers
 from fuse.harness import cli, runner, systems, workloads
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ZOO = ROOT / "bench" / "zoo"
 
 
-def _load(name, path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-zoo_run = _load("zoo_run", ZOO / "run.py")
-zoo_report = _load("zoo_report", ZOO / "report.py")
+zoo_run = load_file_module("zoo_run", ZOO / "run.py")
+zoo_report = load_file_module("zoo_report", ZOO / "report.py")
 zoo_models = zoo_run.load_models()
 NAMES = sorted(zoo_models.MODELS)
 # The models whose config's default dropout is above 0 (what models.py's
 # docstring and the README say).
 WITH_DROPOUT = {"gpt2", "bert", "roberta", "distilbert", "t5", "bart"}
-
-
-needs_transformers = pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None,
-    reason="HuggingFace transformers is not installed here (the GPU machine has it): the zoo's models are "
-           "transformers classes, so building and running them is checked there")
 
 
 def test_the_zoo_has_the_models_it_promises():
@@ -63,7 +48,7 @@ def test_each_model_is_a_harness_workload_with_its_shape(name):
     assert workload.preload is zoo_models.preload
 
 
-@needs_transformers
+@requires_transformers
 @pytest.mark.parametrize("name", NAMES)
 def test_each_tiny_model_builds_and_runs_a_forward(name):
     workload = workloads.custom(f"zoo_models:{zoo_models.MODELS[name]}", "tiny", name=name)

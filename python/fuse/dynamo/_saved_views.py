@@ -115,16 +115,23 @@ def _step_back(node):
     return None
 
 
+def _walk_back(node):
+    """(the value read, the op) of each view on the way from `node` back to
+    the value it is a chain of views of, the last view first."""
+    while _is_node(node):
+        step = _step_back(node)
+        if step is None:
+            return
+        yield step
+        node = step[0]
+
+
 def _view_chain(node):
     """The value `node` is a chain of views of, and the chain's ops from
     `node` back to it (the last op first); `node` and no ops where it is no
     view."""
     ops = []
-    while _is_node(node):
-        step = _step_back(node)
-        if step is None:
-            break
-        node, op = step
+    for node, op in _walk_back(node):
         ops.append(op)
     return node, ops
 
@@ -139,14 +146,9 @@ def _users_values(results, positions):
     attention's backward reads as a view)."""
     values = set()
     for i, node in enumerate(results):
-        if i in positions:
-            continue
-        values.add(node)
-        step = _step_back(node) if _is_node(node) else None
-        while step is not None:
-            node = step[0]
+        if i not in positions:
             values.add(node)
-            step = _step_back(node)
+            values.update(read for read, _ in _walk_back(node))
     return values
 
 
