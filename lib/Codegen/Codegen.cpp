@@ -137,7 +137,7 @@ LogicalResult lowerOp(Operation *op, func::ReturnOp terminator,
     return success();
   if (failed(checkNoEmptyInputs(op)))
     return failure();
-  context.beginStep();
+  context.beginStep(op);
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     switch (fusion.getKind()) {
     case FusionKind::Loop: return lowerLoopFusion(fusion, context);

@@ -112,6 +112,73 @@ BufferRef CodegenContext::workspace(int64_t bytes) {
   return BufferRef::workspace(offset);
 }
 
+namespace {
+
+/// `value` with the reshapes it comes through peeled off: reshapes are
+/// views, so every reshape of one value is the same memory.
+mlir::Value viewedValue(mlir::Value value) {
+  while (auto reshape = value.getDefiningOp<mlir::fuse::ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
+}
+
+/// The last top-level op after `current` that runs a GEMM (a matmul or a
+/// gemm_epilogue fusion) on `root` or a reshape of it; null if none.
+mlir::Operation *lastGemmReaderAfter(mlir::Value root, mlir::Operation *current) {
+  mlir::Operation *last = nullptr;
+  llvm::SmallVector<mlir::Value> views{root};
+  while (!views.empty()) {
+    mlir::Value view = views.pop_back_val();
+    for (mlir::Operation *user : view.getUsers()) {
+      if (auto reshape = llvm::dyn_cast<mlir::fuse::ReshapeOp>(user)) {
+        views.push_back(reshape.getResult());
+        continue;
+      }
+      auto fusion = llvm::dyn_cast<mlir::fuse::FusionOp>(user);
+      bool gemm = llvm::isa<mlir::fuse::MatmulOp>(user) ||
+                  (fusion && fusion.getKind() == mlir::fuse::FusionKind::GemmEpilogue);
+      if (!gemm || user->getBlock() != current->getBlock() ||
+          !current->isBeforeInBlock(user))
+        continue;
+      if (!last || last->isBeforeInBlock(user))
+        last = user;
+    }
+  }
+  return last;
+}
+
+} // namespace
+
+void CodegenContext::beginStep(mlir::Operation *op) {
+  currentStep_ = op;
+  llvm::erase_if(keptCopies_, [&](const KeptCopy &kept) {
+    return kept.lastReader->isBeforeInBlock(op);
+  });
+  workspaceUsed_ = 0;
+  for (const KeptCopy &kept : keptCopies_)
+    workspaceUsed_ = std::max(workspaceUsed_, kept.end);
+}
+
+BufferRef CodegenContext::stagedCopy(mlir::Value source, const StagedLayout &layout) {
+  BufferRef copy = workspace(layout.matrices * layout.toRows * layout.toCols *
+                             static_cast<int64_t>(dtypeSize(layout.dtype)));
+  if (source && currentStep_)
+    if (mlir::Operation *last = lastGemmReaderAfter(viewedValue(source), currentStep_))
+      keptCopies_.push_back({viewedValue(source), layout, copy, workspaceUsed_, last});
+  return copy;
+}
+
+std::optional<BufferRef> CodegenContext::keptStagedCopy(mlir::Value source,
+                                                        const StagedLayout &layout) const {
+  if (!source)
+    return std::nullopt;
+  mlir::Value root = viewedValue(source);
+  for (const KeptCopy &kept : keptCopies_)
+    if (kept.source == root && kept.layout == layout)
+      return kept.copy;
+  return std::nullopt;
+}
+
 int64_t CodegenContext::extentFrom(const BufferRef &ref) const {
   auto specBytes = [&](const auto &specs, auto bytesOf) -> int64_t {
     if (ref.index < 0 || ref.index >= static_cast<int64_t>(specs.size()))

@@ -56,6 +56,18 @@ struct KernelSpec {
   std::vector<runtime::LaunchGuardTerm> changesOnlyWhen;
 };
 
+/// How a GEMM operand is staged (GemmAlignment.cpp): `matrices` dense
+/// row-major matrices of rows x cols copied into matrices of toRows x
+/// toCols, zero where the source has nothing.
+struct StagedLayout {
+  DType dtype;
+  int64_t matrices, rows, cols, toRows, toCols;
+  bool operator==(const StagedLayout &other) const {
+    return dtype == other.dtype && matrices == other.matrices && rows == other.rows &&
+           cols == other.cols && toRows == other.toRows && toCols == other.toCols;
+  }
+};
+
 /// Kernel parameters collected while a template runs: pointers (one
 /// declaration per entry of `args`, index for index), then tensor maps (one
 /// declaration per entry of `tensorMaps`), the order in which the runtime
@@ -93,7 +105,18 @@ public:
   /// Workspace bytes for the current step, 256-byte aligned; the workspace
   /// is reused by every step, so its size is the largest step's need.
   runtime::BufferRef workspace(int64_t bytes);
-  void beginStep() { workspaceUsed_ = 0; }
+  /// Starts the step of top-level op `op`: its workspace begins above the
+  /// staged copies still kept for later GEMMs, and those whose last GEMM
+  /// came before `op` are let go.
+  void beginStep(mlir::Operation *op);
+
+  /// Workspace for a copy of `source` staged as `layout`. Where a GEMM
+  /// after the current step reads `source` too, the copy is kept for it
+  /// (below every later step's workspace, until the last such GEMM), and
+  /// keptStagedCopy finds it there.
+  runtime::BufferRef stagedCopy(mlir::Value source, const StagedLayout &layout);
+  std::optional<runtime::BufferRef> keptStagedCopy(mlir::Value source,
+                                                   const StagedLayout &layout) const;
 
   /// Adds a launch of `spec` (deduplicated kernel) as the next step. Kernels
   /// are shared by body; the tensor maps, like the args, belong to the
@@ -153,6 +176,15 @@ private:
   std::map<std::string, int64_t> kernelByBody_;
   std::map<std::string, int> kindCounts_;
   int64_t workspaceUsed_ = 0;
+  mlir::Operation *currentStep_ = nullptr;
+  struct KeptCopy {
+    mlir::Value source;
+    StagedLayout layout;
+    runtime::BufferRef copy;
+    int64_t end; // workspace bytes below the copy's end
+    mlir::Operation *lastReader;
+  };
+  std::vector<KeptCopy> keptCopies_;
   struct HoistedCast {
     runtime::BufferRef source;
     DType from, to;

@@ -15,6 +15,15 @@
 // are never read), the GEMM writes a padded result, and the caller copies the
 // wanted corner into the dense result or reads it in place. The copies are
 // memory-bound, so this is done only where the GEMM's arithmetic dwarfs them.
+// The dimensions must be padded, not only the rows: with rows padded to 16
+// bytes but N or K left at 50257, cuBLASLt ran GPT-2's head GEMMs 5-7x
+// slower on an H200 (an odd M cost 1.6x).
+//
+// GEMMs of one step often stage the same value the same way: a head's
+// forward and its input's gradient both pad the weight's rows, and the
+// input's and the weight's gradients both pad dY [tokens, vocabulary]. The
+// first GEMM's copy stays in the workspace for the later ones
+// (CodegenContext::stagedCopy) instead of being made again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,53 +121,97 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   std::string out = params.add("out", dtype, false, target);
   auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
   int64_t targetRows = matrices * toRows;
+  std::string type = storageType(dtype), zero = ScalarEmitter::toStorage(dtype, "0.0f");
+  // A block per target row, its threads along the row. When an operand is
+  // staged, the padded target is a workspace matrix (256-byte aligned, rows
+  // a multiple of 16 bytes): each thread stores 16 bytes at once and loads
+  // their elements one by one. Otherwise (a result taken from its padded
+  // rows) each thread keeps eight coalesced element loads in flight, then
+  // stores them coalesced: 16-byte loads there left each lane's eight 2-byte
+  // stores 16 bytes apart, which halved the bandwidth. On an H200 the first
+  // kernel (an element per thread and iteration, 64-bit index arithmetic)
+  // moved about 2 TB/s.
+  int64_t width = 16 / static_cast<int64_t>(dtypeSize(dtype));
+  bool vectorTarget = toRows >= rows && toCols >= cols &&
+                      target.kind == BufferRef::Kind::Workspace && toCols % width == 0;
   CodeBuffer code;
-  // A block per target row, its threads along the row: the source row's
-  // reads and the target row's writes are each contiguous.
   code.line("for (long long row = blockIdx.x; row < " + number(targetRows) +
             "; row += gridDim.x) {");
   code.indent();
-  code.line("const long long matrix = row / " + number(toRows) + ", r = row % " +
-            number(toRows) + ";");
-  code.line("for (long long c = threadIdx.x; c < " + number(toCols) + "; c += blockDim.x)");
-  code.indent();
-  code.line(out + "[row * " + number(toCols) + " + c] = (r < " + number(rows) + " && c < " +
-            number(cols) + ") ? " + in + "[(matrix * " + number(rows) + " + r) * " +
-            number(cols) + " + c] : " + ScalarEmitter::toStorage(dtype, "0.0f") + ";");
+  code.line("const long long matrix = row / " + number(toRows) + ";");
+  code.line("const int r = (int)(row % " + number(toRows) + ");");
+  code.line("const bool inside = r < " + std::to_string(rows) + ";");
+  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + number(rows) +
+            " + r) * " + number(cols) + " : 0LL);");
+  code.line(type + " *dst = " + out + " + row * " + number(toCols) + ";");
+  std::string cols32 = std::to_string(cols), toCols32 = std::to_string(toCols);
+  if (vectorTarget) {
+    std::string w = std::to_string(width);
+    code.line("for (int c = threadIdx.x * " + w + "; c < " + toCols32 + "; c += blockDim.x * " +
+              w + ") {");
+    code.indent();
+    code.line("fuse::Vec<" + type + ", " + w + "> v;");
+    code.line("#pragma unroll");
+    code.line("for (int e = 0; e < " + w + "; ++e)");
+    code.line("  v.v[e] = inside && c + e < " + cols32 + " ? src[c + e] : " + zero + ";");
+    code.line("fuse::storeVec<" + type + ", " + w + ">(dst + c, v);");
+  } else {
+    code.line("for (int c = threadIdx.x; c < " + toCols32 + "; c += blockDim.x * 8) {");
+    code.indent();
+    code.line(type + " v[8];");
+    code.line("#pragma unroll");
+    code.line("for (int e = 0; e < 8; ++e) {");
+    code.line("  const int at = c + e * blockDim.x;");
+    code.line("  v[e] = inside && at < " + cols32 + " ? src[at] : " + zero + ";");
+    code.line("}");
+    code.line("#pragma unroll");
+    code.line("for (int e = 0; e < 8; ++e)");
+    code.line("  if (c + e * blockDim.x < " + toCols32 + ") dst[c + e * blockDim.x] = v[e];");
+  }
   code.dedent();
+  code.line("}");
   code.dedent();
   code.line("}");
   KernelSpec spec = plainKernel("repitch", params, code, std::min<int64_t>(targetRows, 65535));
+  if (vectorTarget)
+    spec.helpers.push_back("vector_io.cuh");
   double elements = static_cast<double>(matrices) *
                     (std::min(rows, toRows) * std::min(cols, toCols) + toRows * toCols);
   context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));
 }
 
-void stageGemmInputs(GemmStep &gemm, const GemmPadding &padding,
+void stageGemmInputs(GemmStep &gemm, const GemmPadding &padding, const GemmSources &sources,
                      CodegenContext &context, const std::string &label) {
-  // Copies `ref` (matrices of `from`) to the workspace as matrices of `to`
-  // when they differ; returns the stride between the staged matrices.
-  auto stage = [&](BufferRef &ref, DType dtype, int64_t stride, StoredShape from,
-                   StoredShape to, const std::string &what) {
+  // Points `ref` (matrices of `from`) at a copy of them as matrices of `to`
+  // where they differ, made here or kept from an earlier GEMM that staged
+  // the same value the same way; returns the stride between the copies.
+  auto stage = [&](BufferRef &ref, mlir::Value source, DType dtype, int64_t stride,
+                   StoredShape from, StoredShape to, const std::string &what) {
     if (from.rows == to.rows && from.cols == to.cols)
       return stride;
     int64_t matrices = matricesOf(gemm, stride);
-    BufferRef staged = context.workspace(matrices * to.rows * to.cols *
-                                         static_cast<int64_t>(dtypeSize(dtype)));
-    addRepitchKernel(context, ref, staged, dtype, matrices, from.rows, from.cols,
-                     to.rows, to.cols, what + " of " + label + " padded to aligned rows");
-    ref = staged;
+    StagedLayout layout{dtype, matrices, from.rows, from.cols, to.rows, to.cols};
+    if (std::optional<BufferRef> kept = context.keptStagedCopy(source, layout)) {
+      ref = *kept;
+    } else {
+      BufferRef staged = context.stagedCopy(source, layout);
+      addRepitchKernel(context, ref, staged, dtype, matrices, from.rows, from.cols,
+                       to.rows, to.cols, what + " of " + label + " padded to aligned rows");
+      ref = staged;
+    }
     return stride == 0 ? int64_t{0} : to.rows * to.cols;
   };
-  gemm.strideA = stage(gemm.a, gemm.abType, gemm.strideA, storedA(gemm.m, gemm.k, gemm.transA),
+  gemm.strideA = stage(gemm.a, sources.a, gemm.abType, gemm.strideA,
+                       storedA(gemm.m, gemm.k, gemm.transA),
                        storedA(padding.m, padding.k, gemm.transA), "A");
-  gemm.strideB = stage(gemm.b, gemm.abType, gemm.strideB, storedB(gemm.k, gemm.n, gemm.transB),
+  gemm.strideB = stage(gemm.b, sources.b, gemm.abType, gemm.strideB,
+                       storedB(gemm.k, gemm.n, gemm.transB),
                        storedB(padding.k, padding.n, gemm.transB), "B");
   if (gemm.hasC())
-    gemm.strideC = stage(gemm.c, gemm.cdType, gemm.strideC, {gemm.m, gemm.n},
+    gemm.strideC = stage(gemm.c, sources.c, gemm.cdType, gemm.strideC, {gemm.m, gemm.n},
                          {padding.m, padding.n}, "C");
   if (gemm.hasBias())
-    stage(gemm.bias, gemm.biasType, 0, {1, gemm.n}, {1, padding.n}, "bias");
+    stage(gemm.bias, mlir::Value(), gemm.biasType, 0, {1, gemm.n}, {1, padding.n}, "bias");
   gemm.m = padding.m;
   gemm.n = padding.n;
   gemm.k = padding.k;
@@ -169,12 +222,13 @@ void stageGemmInputs(GemmStep &gemm, const GemmPadding &padding,
     gemm.strideD = gemm.m * gemm.n;
 }
 
-void addPaddedGemm(GemmStep gemm, const BufferRef &result, CodegenContext &context,
-                   const std::string &label, double flops, double bytes) {
+void addPaddedGemm(GemmStep gemm, const GemmSources &sources, const BufferRef &result,
+                   CodegenContext &context, const std::string &label, double flops,
+                   double bytes) {
   GemmPadding padding = planGemmPadding(gemm);
   int64_t m = gemm.m, n = gemm.n;
   if (padding.changes(gemm))
-    stageGemmInputs(gemm, padding, context, label);
+    stageGemmInputs(gemm, padding, sources, context, label);
   // Where M or N grew the GEMM writes a padded result in the workspace and
   // a kernel takes the wanted corner; where only K grew, D is as it was.
   bool paddedResult = gemm.m != m || gemm.n != n;

@@ -64,9 +64,10 @@ GemmStep gemmGeometry(MatmulOp matmul) {
 }
 
 /// Folds the ops after the matmul into `gemm` when cuBLASLt's epilogue can
-/// compute them; the fusion's only result must be the chain's end.
+/// compute them; the fusion's only result must be the chain's end. A
+/// residual read as C is recorded in `sources`.
 bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
-                  GemmStep &gemm) {
+                  GemmStep &gemm, GemmSources &sources) {
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getNumOperands() != 1)
@@ -76,6 +77,7 @@ bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
   };
   Value current = matmul.getResult();
   DType dtype = dtypeOf(current);
+  std::optional<DType> residualType;
   bool activated = false;
   for (Operation &op : body) {
     if (&op == matmul.getOperation() || isa<YieldOp>(op))
@@ -116,6 +118,8 @@ bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
           return false;
         gemm.beta = 1.0f;
         gemm.c = *where.buffer;
+        sources.c = outer(other);
+        residualType = dtype;
       } else {
         return false;
       }
@@ -138,16 +142,23 @@ bool foldEpilogue(FusionOp fusion, MatmulOp matmul, CodegenContext &context,
   }
   if (yield.getOperand(0) != current)
     return false;
-  // cuBLASLt's C and D share a type; so do the bias and D here.
+  // cuBLASLt's C and D share a type: an f32 residual whose sum is cast to
+  // bf16 afterwards is added by the loop kernel instead.
+  if (residualType && *residualType != dtype)
+    return false;
+  // The bias and D share a type here too.
   gemm.cdType = dtype;
   return true;
 }
 
+/// Places A and B; `sources` gets the values they are.
 LogicalResult placeOperands(MatmulOp matmul, CodegenContext &context,
                             llvm::function_ref<Value(Value)> outer,
-                            GemmStep &gemm) {
-  const ValueLocation &a = context.location(outer(matmul.getLhs()));
-  const ValueLocation &b = context.location(outer(matmul.getRhs()));
+                            GemmStep &gemm, GemmSources &sources) {
+  sources.a = outer(matmul.getLhs());
+  sources.b = outer(matmul.getRhs());
+  const ValueLocation &a = context.location(sources.a);
+  const ValueLocation &b = context.location(sources.b);
   if (!a.buffer || !b.buffer)
     return matmul.emitError() << "a matmul operand is a splat constant; "
                                  "fold it before code generation";
@@ -187,11 +198,12 @@ double gemmFlops(const GemmStep &gemm) {
 LogicalResult lowerMatmul(MatmulOp matmul, CodegenContext &context) {
   GemmStep gemm = gemmGeometry(matmul);
   gemm.cdType = dtypeOf(matmul.getResult());
-  if (failed(placeOperands(matmul, context, [](Value v) { return v; }, gemm)))
+  GemmSources sources;
+  if (failed(placeOperands(matmul, context, [](Value v) { return v; }, gemm, sources)))
     return failure();
   auto [flops, bytes] = stepCost(matmul);
-  addPaddedGemm(gemm, context.buffer(matmul.getResult()), context, describeOp(matmul), flops,
-                bytes);
+  addPaddedGemm(gemm, sources, context.buffer(matmul.getResult()), context, describeOp(matmul),
+                flops, bytes);
   return success();
 }
 
@@ -211,12 +223,14 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
     return fusion.getOperand(cast<BlockArgument>(v).getArgNumber());
   };
   GemmStep gemm = gemmGeometry(matmul);
-  if (failed(placeOperands(matmul, context, outer, gemm)))
+  GemmSources sources;
+  if (failed(placeOperands(matmul, context, outer, gemm, sources)))
     return failure();
   auto [flops, bytes] = stepCost(fusion);
 
   GemmStep folded = gemm;
-  if (foldEpilogue(fusion, matmul, context, folded)) {
+  GemmSources foldedSources = sources;
+  if (foldEpilogue(fusion, matmul, context, folded, foldedSources)) {
     // cuBLASLt wants a bf16/f16 bias for a bf16/f16 result. A step input's
     // is rounded once, at the start of the step, for every GEMM that reads
     // it (HoistedCasts.cpp); another is rounded into the workspace (n
@@ -232,7 +246,7 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
                                     "bias cast of " + describeOp(fusion));
       folded.biasType = folded.cdType; // a hoisted copy's, once it is placed
     }
-    addPaddedGemm(folded, context.buffer(fusion.getResult(0)), context,
+    addPaddedGemm(folded, foldedSources, context.buffer(fusion.getResult(0)), context,
                   describeOp(fusion), flops, bytes);
     if (hoisted)
       context.readHoistedCastAsBias(context.executable().gemms.size() - 1, *hoisted);
@@ -246,7 +260,7 @@ LogicalResult lowerGemmEpilogueFusion(FusionOp fusion, CodegenContext &context) 
   double gemmFlopCount = gemmFlops(gemm);
   GemmPadding padding = planGemmPadding(gemm);
   if (padding.changes(gemm))
-    stageGemmInputs(gemm, padding, context, "gemm of " + describeOp(fusion));
+    stageGemmInputs(gemm, padding, sources, context, "gemm of " + describeOp(fusion));
   int64_t elements = gemm.m * gemm.n * gemm.batch;
   gemm.d = context.workspace(elements * 4);
   context.addGemm(gemm, "gemm of " + describeOp(fusion), gemmFlopCount, bytes);

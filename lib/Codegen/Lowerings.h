@@ -141,17 +141,25 @@ struct GemmPadding {
   }
 };
 GemmPadding planGemmPadding(const runtime::GemmStep &gemm);
-/// Copies the operands (A, B, C, bias) that `padding` reshapes into
-/// zero-filled workspace matrices with aligned rows and points `gemm` at
-/// them, with its dimensions, leading dimensions and strides padded. D is
-/// left to the caller: `gemm.m` x `gemm.n` per batch entry after this.
+/// The graph's values a GEMM reads as A, B and C (null where none): a
+/// staged copy of one is kept for later GEMMs that stage the same value
+/// the same way.
+struct GemmSources {
+  mlir::Value a, b, c;
+};
+/// Points the operands (A, B, C, bias) that `padding` reshapes at
+/// zero-filled workspace matrices with aligned rows, copied here or kept
+/// from an earlier GEMM, with `gemm`'s dimensions, leading dimensions and
+/// strides padded. D is left to the caller: `gemm.m` x `gemm.n` per batch
+/// entry after this.
 void stageGemmInputs(runtime::GemmStep &gemm, const GemmPadding &padding,
-                     CodegenContext &context, const std::string &label);
+                     const GemmSources &sources, CodegenContext &context,
+                     const std::string &label);
 /// `gemm` writing `result` (dense): staged per planGemmPadding, with the
 /// result copied from a padded one in the workspace where M or N grew.
-void addPaddedGemm(runtime::GemmStep gemm, const runtime::BufferRef &result,
-                   CodegenContext &context, const std::string &label,
-                   double flops, double bytes);
+void addPaddedGemm(runtime::GemmStep gemm, const GemmSources &sources,
+                   const runtime::BufferRef &result, CodegenContext &context,
+                   const std::string &label, double flops, double bytes);
 /// A kernel copying `matrices` dense row-major matrices of rows x cols at
 /// `source` to matrices of toRows x toCols at `target`: the corner both
 /// have, zero where the source has nothing.

@@ -11,7 +11,8 @@
 # (GEMMs run on copies padded to aligned rows) in bf16 and f32, and on test/Codegen/Inputs/constant-results.mlir
 # (splat, dense and iota-computed results of every dtype, written by fill
 # and loop kernels) and test/Codegen/Inputs/cumsum.mlir (warp and column
-# scans of fuse.cumsum in every dtype) in bf16 and f32. Where there is no GPU it prints why and exits 77,
+# scans of fuse.cumsum in every dtype) and kernels.mlir (a graph per kernel
+# template) in bf16 and f32. Where there is no GPU it prints why and exits 77,
 # which ctest reports as skipped.
 #
 #   test/gpu/run-gpu-checks.sh [BIN_DIR]      (default: build/bin)
@@ -76,8 +77,9 @@ for entry in head_dim_80 boolean_padding_mask; do
 done
 # Results that do not depend on the inputs (fill kernels, memsets, copies
 # from the constant pool, loop kernels without inputs), fuse.cumsum's scan
-# kernels and the GEMMs padded to aligned rows.
-for graph in constant-results cumsum unaligned-gemms; do
+# kernels, the GEMMs padded to aligned rows, and one of each kernel
+# template.
+for graph in constant-results cumsum unaligned-gemms kernels; do
   file=$root/test/Codegen/Inputs/$graph.mlir
   for entry in $(grep -oE '^func.func @[a-z_0-9]+' "$file" | cut -d@ -f2); do
     check "$graph $entry (bf16)" "$file" --entry "$entry"

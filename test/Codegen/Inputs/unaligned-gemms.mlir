@@ -40,6 +40,28 @@ func.func @head_two_results(%x: tensor<1024x768xf32>, %w: tensor<1001x768xf32>, 
   return %2, %3 : tensor<1024x1001xf32>, tensor<1024x1001xf32>
 }
 
+// Two gradients of one dY, then a GEMM of another unaligned value that
+// needs the second (so runs after it): its copy reuses the workspace that
+// dY's copy held until then.
+func.func @kept_then_released(%dy: tensor<1024x1001xf32>, %x: tensor<1024x768xf32>, %w: tensor<1001x768xf32>, %dy2: tensor<1024x1001xf32>) -> (tensor<1024x768xf32>, tensor<1024x768xf32>) {
+  %dx = fuse.matmul %dy, %w : (tensor<1024x1001xf32>, tensor<1001x768xf32>) -> tensor<1024x768xf32>
+  %dw = fuse.matmul %dy, %x transpose_lhs : (tensor<1024x1001xf32>, tensor<1024x768xf32>) -> tensor<1001x768xf32>
+  %y = fuse.matmul %dy2, %dw : (tensor<1024x1001xf32>, tensor<1001x768xf32>) -> tensor<1024x768xf32>
+  return %dx, %y : tensor<1024x768xf32>, tensor<1024x768xf32>
+}
+
+// A GEMM of another unaligned value between dY's two (forced there by the
+// data): its copy goes above dY's kept one in the workspace.
+func.func @kept_across_a_step(%dy: tensor<1024x1001xf32>, %x: tensor<1024x768xf32>, %w: tensor<1001x768xf32>, %dy2: tensor<1024x1001xf32>) -> (tensor<1024x768xf32>, tensor<1001x768xf32>) {
+  %dx = fuse.matmul %dy, %w : (tensor<1024x1001xf32>, tensor<1001x768xf32>) -> tensor<1024x768xf32>
+  %top = fuse.slice %dx, start = [0, 0], limit = [1001, 768], stride = [1, 1] : (tensor<1024x768xf32>) -> tensor<1001x768xf32>
+  %w2 = fuse.add %w, %top : tensor<1001x768xf32>
+  %dx2 = fuse.matmul %dy2, %w2 : (tensor<1024x1001xf32>, tensor<1001x768xf32>) -> tensor<1024x768xf32>
+  %x2 = fuse.add %x, %dx2 : tensor<1024x768xf32>
+  %dw = fuse.matmul %dy, %x2 transpose_lhs : (tensor<1024x1001xf32>, tensor<1024x768xf32>) -> tensor<1001x768xf32>
+  return %dx, %dw : tensor<1024x768xf32>, tensor<1001x768xf32>
+}
+
 // Small: the copies would cost more than the unaligned GEMM loses.
 func.func @small_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>) -> tensor<37x53xf32> {
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
