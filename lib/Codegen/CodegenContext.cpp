@@ -159,24 +159,19 @@ void CodegenContext::beginStep(mlir::Operation *op) {
     workspaceUsed_ = std::max(workspaceUsed_, kept.end);
 }
 
-BufferRef CodegenContext::stagedCopy(mlir::Value source, const StagedLayout &layout) {
+CodegenContext::StagedCopy CodegenContext::stagedCopy(mlir::Value source,
+                                                      const StagedLayout &layout) {
+  mlir::Value root = source ? viewedValue(source) : mlir::Value();
+  if (root)
+    for (const KeptCopy &kept : keptCopies_)
+      if (kept.source == root && kept.layout == layout)
+        return {kept.copy, true};
   BufferRef copy = workspace(layout.matrices * layout.toRows * layout.toCols *
                              static_cast<int64_t>(dtypeSize(layout.dtype)));
-  if (source && currentStep_)
-    if (mlir::Operation *last = lastGemmReaderAfter(viewedValue(source), currentStep_))
-      keptCopies_.push_back({viewedValue(source), layout, copy, workspaceUsed_, last});
-  return copy;
-}
-
-std::optional<BufferRef> CodegenContext::keptStagedCopy(mlir::Value source,
-                                                        const StagedLayout &layout) const {
-  if (!source)
-    return std::nullopt;
-  mlir::Value root = viewedValue(source);
-  for (const KeptCopy &kept : keptCopies_)
-    if (kept.source == root && kept.layout == layout)
-      return kept.copy;
-  return std::nullopt;
+  if (root && currentStep_)
+    if (mlir::Operation *last = lastGemmReaderAfter(root, currentStep_))
+      keptCopies_.push_back({root, layout, copy, workspaceUsed_, last});
+  return {copy, false};
 }
 
 int64_t CodegenContext::extentFrom(const BufferRef &ref) const {

@@ -110,13 +110,15 @@ public:
   /// came before `op` are let go.
   void beginStep(mlir::Operation *op);
 
-  /// Workspace for a copy of `source` staged as `layout`. Where a GEMM
-  /// after the current step reads `source` too, the copy is kept for it
-  /// (below every later step's workspace, until the last such GEMM), and
-  /// keptStagedCopy finds it there.
-  runtime::BufferRef stagedCopy(mlir::Value source, const StagedLayout &layout);
-  std::optional<runtime::BufferRef> keptStagedCopy(mlir::Value source,
-                                                   const StagedLayout &layout) const;
+  /// The workspace copy of `source` staged as `layout`: an earlier GEMM's,
+  /// where one is kept (`made`), else new workspace the caller fills. Where
+  /// a GEMM after the current step reads `source` too, a new copy is kept
+  /// for it (below every later step's workspace, until the last such GEMM).
+  struct StagedCopy {
+    runtime::BufferRef buffer;
+    bool made;
+  };
+  StagedCopy stagedCopy(mlir::Value source, const StagedLayout &layout);
 
   /// Adds a launch of `spec` (deduplicated kernel) as the next step. Kernels
   /// are shared by body; the tensor maps, like the args, belong to the

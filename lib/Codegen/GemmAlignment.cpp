@@ -191,14 +191,11 @@ void stageGemmInputs(GemmStep &gemm, const GemmPadding &padding, const GemmSourc
       return stride;
     int64_t matrices = matricesOf(gemm, stride);
     StagedLayout layout{dtype, matrices, from.rows, from.cols, to.rows, to.cols};
-    if (std::optional<BufferRef> kept = context.keptStagedCopy(source, layout)) {
-      ref = *kept;
-    } else {
-      BufferRef staged = context.stagedCopy(source, layout);
-      addRepitchKernel(context, ref, staged, dtype, matrices, from.rows, from.cols,
+    CodegenContext::StagedCopy staged = context.stagedCopy(source, layout);
+    if (!staged.made)
+      addRepitchKernel(context, ref, staged.buffer, dtype, matrices, from.rows, from.cols,
                        to.rows, to.cols, what + " of " + label + " padded to aligned rows");
-      ref = staged;
-    }
+    ref = staged.buffer;
     return stride == 0 ? int64_t{0} : to.rows * to.cols;
   };
   gemm.strideA = stage(gemm.a, sources.a, gemm.abType, gemm.strideA,
