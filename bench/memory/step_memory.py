@@ -1,10 +1,12 @@
 """Where one training step's device memory goes, per system (GPU).
 
-    python3 bench/memory/step_memory.py gpt2 [--systems inductor,fuse-compile,fuse-step] [-o out.json]
+    python3 bench/memory/step_memory.py gpt2 [--mode infer] [--systems inductor,fuse-compile,fuse-step] [-o out.json]
+    PYTHONPATH=bench/zoo python3 bench/memory/step_memory.py models:gemma --mode infer --systems eager,fuse-compile
 
 For each system, in a process of its own (the harness's runner), the
-harness's training step of a built-in model (bench/run.py's names) is run
-three times and then once more, measured:
+harness's training (or inference) step of a built-in model (bench/run.py's
+names) or of a module:function workload (the zoo's models) is run three
+times and then once more, measured:
   saved_bytes        what autograd keeps for the backward: the distinct
                      storages the step's saved tensors live in
                      (torch.autograd.graph.saved_tensors_hooks; for Fuse's
@@ -18,8 +20,10 @@ three times and then once more, measured:
   fuse_slab_bytes, fuse_scratch_bytes
                      the backend's slabs (backend.saved_bytes()) and shared
                      workspaces (backend.scratch_bytes())
+  output_bytes       inference: the bytes of the step's result (the logits)
 compile_step (fuse-step) saves nothing through autograd: its arena shows in
-device_used. This is a diagnostic, not a harness row: bench/run.py measures
+device_used. FUSE_DUMP_DIR set: Fuse writes each graph it compiles there
+(`fuse-translate --emit-plan` then shows what its arena holds). This is a diagnostic, not a harness row: bench/run.py measures
 the peaks that the README reports.
 """
 
@@ -32,20 +36,22 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
-SYSTEMS = ("inductor", "inductor-reduce-overhead", "fuse-compile", "fuse-step")
+SYSTEMS = ("eager", "inductor", "inductor-reduce-overhead", "fuse-compile", "fuse-step")
 
 
-def measure(spec, system):
+def measure(spec, system, mode="train"):
     """One system's figures (run in a process of its own)."""
     import torch
     from fuse.harness import systems, workloads
     torch.cuda.init()
     built = workloads.resolve(spec, "full").build(0, "cuda")
     free_at_start = torch.cuda.mem_get_info()[0]
-    prepared = systems.prepare(system, "train", built, None)
+    prepared = systems.prepare(system, mode, built, None)
     for _ in range(3):
         prepared.step()
     torch.cuda.synchronize()
+    if mode == "infer":
+        return _measure_infer(spec, system, built, prepared, free_at_start)
 
     storages, shapes = {}, collections.Counter()
 
@@ -78,9 +84,7 @@ def measure(spec, system):
            "allocated_peak": torch.cuda.max_memory_allocated(),
            "device_used": free_at_start - torch.cuda.mem_get_info()[0],
            "parameter_bytes": sum(p.numel() * p.element_size() for p in built.model.parameters())}
-    if system == "fuse-compile":
-        from fuse import backend
-        row.update(fuse_slab_bytes=backend.saved_bytes(), fuse_scratch_bytes=backend.scratch_bytes())
+    _add_fuse_figures(row, system)
     largest = []
     for (shape, dtype), count in shapes.items():
         numel = 1
@@ -93,9 +97,37 @@ def measure(spec, system):
     return row
 
 
+def _add_fuse_figures(row, system):
+    if system == "fuse-compile":
+        from fuse import backend
+        row.update(fuse_slab_bytes=backend.saved_bytes(), fuse_scratch_bytes=backend.scratch_bytes())
+
+
+def _measure_infer(spec, system, built, prepared, free_at_start):
+    """An inference step's figures: nothing is saved; what the step returns
+    and what the allocator and Fuse hold around it."""
+    import torch
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    result = prepared.step()
+    torch.cuda.synchronize()
+    row = {"model": spec, "system": system, "mode": "infer", "saved_bytes": 0, "saved_storages": 0,
+           "allocated_before": before, "allocated_after_forward": torch.cuda.memory_allocated(),
+           "allocated_peak": torch.cuda.max_memory_allocated(),
+           "device_used": free_at_start - torch.cuda.mem_get_info()[0],
+           "parameter_bytes": sum(p.numel() * p.element_size() for p in built.model.parameters()),
+           "output_bytes": result.numel() * result.element_size() if isinstance(result, torch.Tensor) else None}
+    _add_fuse_figures(row, system)
+    del result
+    prepared.close()
+    return row
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a bench/run.py model name (gpt2, nanogpt, llama, bert-b4, bert-b32)")
+    parser.add_argument("model", help="a bench/run.py model name (gpt2, nanogpt, llama, bert-b4, bert-b32) "
+                        "or module:function (PYTHONPATH=bench/zoo: models:gemma)")
+    parser.add_argument("--mode", choices=("train", "infer"), default="train")
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help=f"comma-separated, of {', '.join(SYSTEMS)} (default all)")
     parser.add_argument("-o", "--output", help="write the rows here as JSON")
@@ -111,7 +143,7 @@ def main(argv=None):
         sys.exit("step_memory: no CUDA device; this diagnostic measures device memory")
     rows = []
     for system in systems:
-        row = run_in_child(measure, args.model, system)
+        row = run_in_child(measure, args.model, system, args.mode)
         rows.append(row)
         if "error" in row:
             print(f"{args.model} {system}: FAILED: {row['error']}", flush=True)
@@ -121,7 +153,8 @@ def main(argv=None):
               f"allocated {gb(row['allocated_before'])} before / {gb(row['allocated_after_forward'])} after the "
               f"forward / {gb(row['allocated_peak'])} peak, device {gb(row['device_used'])} GB"
               + (f", Fuse slab {gb(row['fuse_slab_bytes'])} and scratch {gb(row['fuse_scratch_bytes'])} GB"
-                 if "fuse_slab_bytes" in row else ""), flush=True)
+                 if "fuse_slab_bytes" in row else "")
+              + (f", output {gb(row['output_bytes'])} GB" if row.get("output_bytes") else ""), flush=True)
     if args.output:
         with open(args.output, "w") as handle:
             json.dump({"model": args.model, "gpu": gpu, "rows": rows}, handle, indent=1)

@@ -73,6 +73,46 @@ def test_a_pool_of_large_outputs_keeps_two(holders, monkeypatch):
     assert io.counters["allocated"] == 5 and len(io.pool[0]) == 2
 
 
+def test_an_output_held_across_one_call_does_not_pin_a_second_copy(holders):
+    # A first step's logits kept to check them while the next call runs,
+    # then every call's result dropped at once (the harness, an eval loop):
+    # the second tensor the pool made is let go once it has been passed
+    # over on as many calls in a row as the pool has tensors (two).
+    io = _stable_io.StableIO(_compiled([(4, 8)]))
+    (first,) = io.outputs([])
+    holders.hold(first)
+    (second,) = io.outputs([])
+    assert second is not first and len(io.pool[0]) == 2
+    holders.release_all()
+    for _ in range(2):
+        assert len(io.pool[0]) == 2
+        (out,) = io.outputs([])
+        assert out is first
+    assert [entry[0] for entry in io.pool[0]] == [first]
+    assert io.counters["allocated"] == 2
+
+
+def test_outputs_used_in_turn_stay_pooled(holders):
+    # Two micro-batches a step, each forward's output held until its
+    # backward; and a loop that keeps each result until the next returns.
+    io = _stable_io.StableIO(_compiled([(4, 8)]))
+    for _ in range(6):
+        (a,) = io.outputs([])
+        holders.hold(a)
+        (b,) = io.outputs([])
+        holders.hold(b)
+        holders.release_all()
+    assert len(io.pool[0]) == 2 and io.counters["allocated"] == 2
+    kept = None
+    for _ in range(6):
+        (out,) = io.outputs([])
+        holders.release_all()
+        holders.hold(out)
+        assert out is not kept
+        kept = out
+    assert len(io.pool[0]) == 2 and io.counters["allocated"] == 2
+
+
 def test_inputs_that_come_back_are_passed_new_ones_copied_while_new(holders):
     io = _stable_io.StableIO(_compiled([]))
     weights = [torch.randn(16) for _ in range(3)]  # a layer graph's bias, per layer

@@ -27,6 +27,14 @@ each call's set from one step to the next, not one set for all calls.
   tensor joins the list. Callers get an alias (`detach()`, or a view), so
   that the use count sees them; outputs of a few elements (a loss the
   loop keeps to log it) they get as a copy, which pins nothing.
+  A pooled tensor that was free but passed over (an earlier one was free
+  too) on as many calls in a row as the pool has tensors is let go: a
+  caller that held one call's output across the next once (a first step's
+  logits kept to check them) would otherwise pin a second copy of the
+  output for good (2.1 GB of a 256000-word vocabulary's logits). Calls
+  that cycle through the pool (a layer graph's calls of one step, two
+  micro-batches, each call's result kept until the next returns) take
+  each tensor once per cycle, having passed it over fewer times than that.
 """
 
 import torch
@@ -77,7 +85,8 @@ class StableIO:
         self.donated_inputs = frozenset(compiled._aliases.values())
         self.recent = {}  # input index -> {address: None}, in the order first seen
         self.staged = {}
-        self.pool = [[] for _ in compiled.outputs]  # per output: [(tensor, storage key)]
+        # Per output: [[tensor, (storage key, its baseline use count), calls passed over while free]]
+        self.pool = [[] for _ in compiled.outputs]
         self.counters = counters if counters is not None else {}
         for key in ("reused", "allocated", "staged"):
             self.counters.setdefault(key, 0)
@@ -126,17 +135,32 @@ class StableIO:
 
     def _take(self, index, spec):
         """The first pooled tensor of output `index` that nothing holds,
-        else a new one, remembered (up to pool_limit)."""
+        else a new one, remembered (up to pool_limit). Free tensors after
+        the one taken are passed over, and let go when passed over on as
+        many calls in a row as the pool has tensors."""
         pool = self.pool[index]
-        for tensor, (key, baseline) in pool:
-            if _use_count is not None and _use_count(key) == baseline:
-                self.counters["reused"] += 1
-                return tensor
+        idle_calls = len(pool)
+        taken, kept = None, []
+        for entry in pool:
+            tensor, (key, baseline), _ = entry
+            if _use_count is None or _use_count(key) != baseline:
+                entry[2] = 0  # held: its holder will let it go
+            elif taken is None:
+                taken, entry[2] = tensor, 0
+            else:
+                entry[2] += 1
+                if entry[2] >= idle_calls:
+                    continue
+            kept.append(entry)
+        pool[:] = kept
+        if taken is not None:
+            self.counters["reused"] += 1
+            return taken
         tensor = torch.empty(spec.shape, dtype=spec.torch_dtype(), device=self.compiled.device)
         self.counters["allocated"] += 1
         if len(pool) >= pool_limit(tensor.numel() * tensor.element_size()):
             pool.pop(0)  # its holder keeps it; the next steps settle on the others
-        pool.append((tensor, _storage_key(tensor)))
+        pool.append([tensor, _storage_key(tensor), 0])
         return tensor
 
     def outputs(self, inputs):
