@@ -200,6 +200,13 @@ FailureOr<runtime::Executable> buildExecutable(func::FuncOp func,
   runtime::Executable &executable = context.executable();
   executable.entry = func.getSymName().str();
   executable.arch = options.arch;
+  // The staging bound: the function's, else its module's.
+  for (Operation *holder : {func.getOperation(), func->getParentOp()})
+    if (holder)
+      if (auto bound = holder->getAttrOfType<IntegerAttr>(FuseDialect::kGemmStagingBytesAttr)) {
+        context.setGemmStagingBytes(bound.getInt());
+        break;
+      }
   if (auto arena = func->getAttrOfType<IntegerAttr>("fuse.arena_size"))
     executable.arenaBytes = arena.getInt();
   else

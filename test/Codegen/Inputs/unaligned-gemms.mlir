@@ -67,3 +67,17 @@ func.func @small_odd(%x: tensor<37x29xf32>, %w: tensor<53x29xf32>) -> tensor<37x
   %0 = fuse.matmul %x, %w transpose_rhs : (tensor<37x29xf32>, tensor<53x29xf32>) -> tensor<37x53xf32>
   return %0 : tensor<37x53xf32>
 }
+
+// A padded result larger than the graph's staging bound (1 MiB here; 256
+// MiB by default) is made a block of rows at a time: the head with a
+// residual (C's blocks), and X^T dY (a transposed A's blocks are columns).
+func.func @head_in_blocks(%x: tensor<1000x768xf32>, %w: tensor<1001x768xf32>, %r: tensor<1000x1001xf32>) -> tensor<1000x1001xf32> attributes {fuse.gemm_staging_bytes = 1048576 : i64} {
+  %0 = fuse.matmul %x, %w transpose_rhs : (tensor<1000x768xf32>, tensor<1001x768xf32>) -> tensor<1000x1001xf32>
+  %1 = fuse.add %0, %r : tensor<1000x1001xf32>
+  return %1 : tensor<1000x1001xf32>
+}
+
+func.func @transposed_in_blocks(%x: tensor<1024x768xf32>, %dy: tensor<1024x1001xf32>) -> tensor<768x1001xf32> attributes {fuse.gemm_staging_bytes = 1048576 : i64} {
+  %0 = fuse.matmul %x, %dy transpose_lhs : (tensor<1024x768xf32>, tensor<1024x1001xf32>) -> tensor<768x1001xf32>
+  return %0 : tensor<768x1001xf32>
+}

@@ -1736,8 +1736,23 @@ func.func @result_names_repeat(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf3
 // -----
 
 func.func @fuse_attribute_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation (known: 'fuse.buffers', 'fuse.arena_size', 'fuse.arena_lower_bound'; 'fuse.name', 'fuse.index_bound' and 'fuse.donated' belong on function arguments, 'fuse.name' on results)}}
+  // expected-error @+1 {{unknown fuse attribute 'fuse.bogus' on an operation (known: 'fuse.buffers', 'fuse.arena_size', 'fuse.arena_lower_bound', 'fuse.gemm_staging_bytes'; 'fuse.name', 'fuse.index_bound' and 'fuse.donated' belong on function arguments, 'fuse.name' on results)}}
   %y = fuse.exp %x {fuse.bogus = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'fuse.gemm_staging_bytes' must be positive}}
+func.func @staging_bound_zero(%x: tensor<4xf32>) -> tensor<4xf32> attributes {fuse.gemm_staging_bytes = 0 : i64} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @staging_bound_on_an_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fuse.gemm_staging_bytes' belongs on a module or a function}}
+  %y = fuse.exp %x {fuse.gemm_staging_bytes = 1024 : i64} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 

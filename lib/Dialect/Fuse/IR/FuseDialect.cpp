@@ -294,11 +294,12 @@ static LogicalResult verifyBuffers(Operation *op, Attribute value) {
   return success();
 }
 
-/// `fuse.arena_size` and `fuse.arena_lower_bound` on a module or function:
-/// non-negative i64 bytes, the size a multiple of the arena's alignment and
-/// not below the bound.
-static LogicalResult verifyArenaBytes(Operation *op, StringRef name,
-                                      Attribute value) {
+/// `fuse.arena_size`, `fuse.arena_lower_bound` and `fuse.gemm_staging_bytes`
+/// on a module or function: non-negative i64 bytes (the staging bound
+/// positive), the size a multiple of the arena's alignment and not below
+/// the bound.
+static LogicalResult verifyBytesAttr(Operation *op, StringRef name,
+                                     Attribute value) {
   if (!isa<ModuleOp, FunctionOpInterface>(op))
     return op->emitError() << "'" << name
                            << "' belongs on a module or a function";
@@ -307,6 +308,8 @@ static LogicalResult verifyArenaBytes(Operation *op, StringRef name,
       bytes.getValue().isNegative())
     return op->emitError() << "'" << name
                            << "' must be a non-negative i64, got " << value;
+  if (name == FuseDialect::kGemmStagingBytesAttr && bytes.getInt() == 0)
+    return op->emitError() << "'" << name << "' must be positive";
   if (name != FuseDialect::kArenaSizeAttr)
     return success();
   int64_t size = bytes.getInt();
@@ -324,19 +327,21 @@ static LogicalResult verifyArenaBytes(Operation *op, StringRef name,
   return success();
 }
 
-// On operations: the memory plan. Any other `fuse.` name is a typo or a
-// misplaced argument or result attribute.
+// On operations: the memory plan and the staging bound. Any other `fuse.`
+// name is a typo or a misplaced argument or result attribute.
 LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
   if (name == kBuffersAttr)
     return verifyBuffers(op, attribute.getValue());
-  if (name == kArenaSizeAttr || name == kArenaLowerBoundAttr)
-    return verifyArenaBytes(op, name, attribute.getValue());
+  if (name == kArenaSizeAttr || name == kArenaLowerBoundAttr ||
+      name == kGemmStagingBytesAttr)
+    return verifyBytesAttr(op, name, attribute.getValue());
   return op->emitError() << "unknown fuse attribute '" << name
                          << "' on an operation (known: '" << kBuffersAttr
                          << "', '" << kArenaSizeAttr << "', '"
-                         << kArenaLowerBoundAttr << "'; '" << kNameAttr
+                         << kArenaLowerBoundAttr << "', '"
+                         << kGemmStagingBytesAttr << "'; '" << kNameAttr
                          << "', '" << kIndexBoundAttr << "' and '"
                          << kDonatedAttr << "' belong on function arguments, '"
                          << kNameAttr << "' on results)";

@@ -72,6 +72,10 @@ def Fuse_Dialect : Dialect {
     }
     ```
 
+    A function or module may also bound the workspace that a GEMM's padded
+    result takes at once (lib/Codegen/GemmAlignment.cpp), in bytes (i64,
+    positive; 256 MiB where absent): `fuse.gemm_staging_bytes`.
+
     No other `fuse.*` attribute is allowed on arguments, results or
     operations.
   }];
@@ -105,6 +109,11 @@ def Fuse_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArenaSizeAttr = "fuse.arena_size";
     static constexpr ::llvm::StringLiteral kArenaLowerBoundAttr =
         "fuse.arena_lower_bound";
+    /// Function and module attribute (i64 bytes, positive): the most
+    /// workspace a GEMM's padded result takes at once; a larger one is
+    /// made a block of rows at a time (code generation).
+    static constexpr ::llvm::StringLiteral kGemmStagingBytesAttr =
+        "fuse.gemm_staging_bytes";
   }];
 }
 
