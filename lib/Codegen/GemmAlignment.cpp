@@ -119,6 +119,52 @@ GemmPadding planGemmPadding(const GemmStep &gemm) {
   return padding;
 }
 
+namespace {
+
+/// The body of a copy of the corner toRows x toCols of each source matrix
+/// (rows x cols) into dense target matrices, walked as one flat array of
+/// target elements: each thread stores `width` consecutive target elements
+/// (16 bytes) at once, loading them one by one from the source rows they
+/// fall in (a row boundary inside a vector moves the load to the next
+/// row). The target must start 16-byte aligned.
+void emitCornerCopy(CodeBuffer &code, const std::string &in, const std::string &out,
+                    const std::string &type, const std::string &zero, int64_t width,
+                    int64_t matrices, int64_t rows, int64_t cols, int64_t toRows,
+                    int64_t toCols) {
+  auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
+  std::string w = std::to_string(width), total = number(matrices * toRows * toCols);
+  code.line("for (long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x; chunk * " + w +
+            " < " + total + "; chunk += (long long)gridDim.x * blockDim.x) {");
+  code.indent();
+  code.line("const long long first = chunk * " + w + ";");
+  code.line("long long row = first / " + number(toCols) + ";");
+  code.line("int c = (int)(first - row * " + number(toCols) + ");");
+  code.line("long long matrix = row / " + number(toRows) + ";");
+  code.line("int r = (int)(row - matrix * " + number(toRows) + ");");
+  code.line("const " + type + " *src = " + in + " + (matrix * " + number(rows) + " + r) * " +
+            number(cols) + ";");
+  code.line("fuse::Vec<" + type + ", " + w + "> v;");
+  code.line("#pragma unroll");
+  code.line("for (int e = 0; e < " + w + "; ++e) {");
+  code.indent();
+  code.line("v.v[e] = first + e < " + total + " ? src[c] : " + zero + ";");
+  code.line("if (++c == " + std::to_string(toCols) + ") {");
+  code.line("  c = 0;");
+  code.line("  if (++r == " + std::to_string(toRows) + ") { r = 0; ++matrix; }");
+  code.line("  src = " + in + " + (matrix * " + number(rows) + " + r) * " + number(cols) + ";");
+  code.line("}");
+  code.dedent();
+  code.line("}");
+  code.line("if (first + " + w + " <= " + total + ")");
+  code.line("  fuse::storeVec<" + type + ", " + w + ">(" + out + " + first, v);");
+  code.line("else");
+  code.line("  for (int e = 0; first + e < " + total + "; ++e) " + out + "[first + e] = v.v[e];");
+  code.dedent();
+  code.line("}");
+}
+
+} // namespace
+
 void addRepitchKernel(CodegenContext &context, const BufferRef &source,
                       const BufferRef &target, DType dtype, int64_t matrices,
                       int64_t rows, int64_t cols, int64_t toRows,
@@ -141,7 +187,21 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   int64_t width = 16 / static_cast<int64_t>(dtypeSize(dtype));
   bool vectorTarget = toRows >= rows && toCols >= cols &&
                       target.kind == BufferRef::Kind::Workspace && toCols % width == 0;
+  // A result's corner into a dense target whose rows are not 16-byte
+  // aligned: the target walked flat, 16 bytes a store (emitCornerCopy).
+  bool flatCorner = !vectorTarget && toRows <= rows && toCols <= cols &&
+                    target.offset % 16 == 0;
   CodeBuffer code;
+  if (flatCorner) {
+    emitCornerCopy(code, in, out, type, zero, width, matrices, rows, cols, toRows, toCols);
+    int64_t chunks = (matrices * toRows * toCols + width - 1) / width;
+    KernelSpec spec = plainKernel("repitch", params, code,
+                                  std::min<int64_t>((chunks + 255) / 256, 65535));
+    spec.helpers.push_back("vector_io.cuh");
+    double elements = 2.0 * static_cast<double>(matrices) * toRows * toCols;
+    context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));
+    return;
+  }
   code.line("for (long long row = blockIdx.x; row < " + number(targetRows) +
             "; row += gridDim.x) {");
   code.indent();
