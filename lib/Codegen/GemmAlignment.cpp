@@ -187,8 +187,6 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   int64_t width = 16 / static_cast<int64_t>(dtypeSize(dtype));
   bool vectorTarget = toRows >= rows && toCols >= cols &&
                       target.kind == BufferRef::Kind::Workspace && toCols % width == 0;
-  // A result's corner into a dense target whose rows are not 16-byte
-  // aligned: the target walked flat, 16 bytes a store (emitCornerCopy).
   bool flatCorner = !vectorTarget && toRows <= rows && toCols <= cols &&
                     target.offset % 16 == 0;
   CodeBuffer code;
