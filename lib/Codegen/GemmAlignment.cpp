@@ -163,6 +163,36 @@ void emitCornerCopy(CodeBuffer &code, const std::string &in, const std::string &
   code.line("}");
 }
 
+/// The body of a copy of each source matrix (rows x cols) into a padded
+/// target matrix (toRows x toCols, toCols a multiple of `width`, zero where
+/// the source has nothing), walked as one flat array of 16-byte target
+/// vectors (never across a row: the padded rows are whole vectors).
+void emitPaddedCopy(CodeBuffer &code, const std::string &in, const std::string &out,
+                    const std::string &type, const std::string &zero, int64_t width,
+                    int64_t matrices, int64_t rows, int64_t cols, int64_t toRows,
+                    int64_t toCols) {
+  auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
+  std::string w = std::to_string(width);
+  int64_t perRow = toCols / width;
+  code.line("for (long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x; chunk < " +
+            number(matrices * toRows * perRow) + "; chunk += (long long)gridDim.x * blockDim.x) {");
+  code.indent();
+  code.line("const long long row = chunk / " + number(perRow) + ";");
+  code.line("const int c = (int)(chunk - row * " + number(perRow) + ") * " + w + ";");
+  code.line("const long long matrix = row / " + number(toRows) + ";");
+  code.line("const int r = (int)(row - matrix * " + number(toRows) + ");");
+  code.line("const bool inside = r < " + std::to_string(rows) + ";");
+  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + number(rows) +
+            " + r) * " + number(cols) + " : 0LL);");
+  code.line("fuse::Vec<" + type + ", " + w + "> v;");
+  code.line("#pragma unroll");
+  code.line("for (int e = 0; e < " + w + "; ++e)");
+  code.line("  v.v[e] = inside && c + e < " + std::to_string(cols) + " ? src[c + e] : " + zero + ";");
+  code.line("fuse::storeVec<" + type + ", " + w + ">(" + out + " + chunk * " + w + ", v);");
+  code.dedent();
+  code.line("}");
+}
+
 } // namespace
 
 void addRepitchKernel(CodegenContext &context, const BufferRef &source,
@@ -175,28 +205,32 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
   int64_t targetRows = matrices * toRows;
   std::string type = storageType(dtype), zero = ScalarEmitter::toStorage(dtype, "0.0f");
-  // Stores of 16 bytes, loads of one element: the other way round, 16-byte
+  // Stores of 16 bytes, loads of one element (the other way round, 16-byte
   // loads left each lane's eight 2-byte stores 16 bytes apart, which halved
-  // the bandwidth. When an operand is staged, the padded target is a
-  // workspace matrix (256-byte aligned, rows a multiple of 16 bytes): a
-  // block per target row, each thread storing 16 bytes at once (2.9 TB/s on
-  // an H200). A result's corner goes to dense rows that are not aligned:
-  // the target is walked flat (emitCornerCopy, 3.3 TB/s, where a block per
-  // row with eight coalesced 2-byte stores a thread moved 2.2-2.4); only a
-  // target that does not start 16-byte aligned keeps that row kernel.
+  // the bandwidth), the target walked flat over the whole grid. When an
+  // operand is staged, the padded target is a workspace matrix (256-byte
+  // aligned, rows a multiple of 16 bytes: emitPaddedCopy; a block per row
+  // moved 2.9 TB/s on an H200). A result's corner goes to dense rows that
+  // are not aligned (emitCornerCopy, 3.3 TB/s, where a block per row with
+  // eight coalesced 2-byte stores a thread moved 2.2-2.4); a target that
+  // does not start 16-byte aligned keeps that row kernel, below.
   int64_t width = 16 / static_cast<int64_t>(dtypeSize(dtype));
   bool vectorTarget = toRows >= rows && toCols >= cols &&
                       target.kind == BufferRef::Kind::Workspace && toCols % width == 0;
   bool flatCorner = !vectorTarget && toRows <= rows && toCols <= cols &&
                     target.offset % 16 == 0;
   CodeBuffer code;
-  if (flatCorner) {
-    emitCornerCopy(code, in, out, type, zero, width, matrices, rows, cols, toRows, toCols);
+  double elements = static_cast<double>(matrices) *
+                    (std::min(rows, toRows) * std::min(cols, toCols) + toRows * toCols);
+  if (vectorTarget || flatCorner) {
+    if (vectorTarget)
+      emitPaddedCopy(code, in, out, type, zero, width, matrices, rows, cols, toRows, toCols);
+    else
+      emitCornerCopy(code, in, out, type, zero, width, matrices, rows, cols, toRows, toCols);
     int64_t chunks = (matrices * toRows * toCols + width - 1) / width;
     KernelSpec spec = plainKernel("repitch", params, code,
                                   std::min<int64_t>((chunks + 255) / 256, 65535));
     spec.helpers.push_back("vector_io.cuh");
-    double elements = 2.0 * static_cast<double>(matrices) * toRows * toCols;
     context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));
     return;
   }
@@ -210,38 +244,22 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
             " + r) * " + number(cols) + " : 0LL);");
   code.line(type + " *dst = " + out + " + row * " + number(toCols) + ";");
   std::string cols32 = std::to_string(cols), toCols32 = std::to_string(toCols);
-  if (vectorTarget) {
-    std::string w = std::to_string(width);
-    code.line("for (int c = threadIdx.x * " + w + "; c < " + toCols32 + "; c += blockDim.x * " +
-              w + ") {");
-    code.indent();
-    code.line("fuse::Vec<" + type + ", " + w + "> v;");
-    code.line("#pragma unroll");
-    code.line("for (int e = 0; e < " + w + "; ++e)");
-    code.line("  v.v[e] = inside && c + e < " + cols32 + " ? src[c + e] : " + zero + ";");
-    code.line("fuse::storeVec<" + type + ", " + w + ">(dst + c, v);");
-  } else {
-    code.line("for (int c = threadIdx.x; c < " + toCols32 + "; c += blockDim.x * 8) {");
-    code.indent();
-    code.line(type + " v[8];");
-    code.line("#pragma unroll");
-    code.line("for (int e = 0; e < 8; ++e) {");
-    code.line("  const int at = c + e * blockDim.x;");
-    code.line("  v[e] = inside && at < " + cols32 + " ? src[at] : " + zero + ";");
-    code.line("}");
-    code.line("#pragma unroll");
-    code.line("for (int e = 0; e < 8; ++e)");
-    code.line("  if (c + e * blockDim.x < " + toCols32 + ") dst[c + e * blockDim.x] = v[e];");
-  }
+  code.line("for (int c = threadIdx.x; c < " + toCols32 + "; c += blockDim.x * 8) {");
+  code.indent();
+  code.line(type + " v[8];");
+  code.line("#pragma unroll");
+  code.line("for (int e = 0; e < 8; ++e) {");
+  code.line("  const int at = c + e * blockDim.x;");
+  code.line("  v[e] = inside && at < " + cols32 + " ? src[at] : " + zero + ";");
+  code.line("}");
+  code.line("#pragma unroll");
+  code.line("for (int e = 0; e < 8; ++e)");
+  code.line("  if (c + e * blockDim.x < " + toCols32 + ") dst[c + e * blockDim.x] = v[e];");
   code.dedent();
   code.line("}");
   code.dedent();
   code.line("}");
   KernelSpec spec = plainKernel("repitch", params, code, std::min<int64_t>(targetRows, 65535));
-  if (vectorTarget)
-    spec.helpers.push_back("vector_io.cuh");
-  double elements = static_cast<double>(matrices) *
-                    (std::min(rows, toRows) * std::min(cols, toCols) + toRows * toCols);
   context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));
 }
 

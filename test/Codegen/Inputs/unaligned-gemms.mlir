@@ -81,3 +81,10 @@ func.func @transposed_in_blocks(%x: tensor<1024x768xf32>, %dy: tensor<1024x1001x
   %0 = fuse.matmul %x, %dy transpose_lhs : (tensor<1024x768xf32>, tensor<1024x1001xf32>) -> tensor<768x1001xf32>
   return %0 : tensor<768x1001xf32>
 }
+
+// Rows too wide for 128 of them under the bound (2056 f32 a row, 1 MiB):
+// blocks in units of 8 rows, as many as fit (120), the last shorter.
+func.func @wide_rows_in_blocks(%x: tensor<300x512xf32>, %w: tensor<2049x512xf32>) -> tensor<300x2049xf32> attributes {fuse.gemm_staging_bytes = 1048576 : i64} {
+  %0 = fuse.matmul %x, %w transpose_rhs : (tensor<300x512xf32>, tensor<2049x512xf32>) -> tensor<300x2049xf32>
+  return %0 : tensor<300x2049xf32>
+}
