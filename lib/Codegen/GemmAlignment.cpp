@@ -121,6 +121,16 @@ GemmPadding planGemmPadding(const GemmStep &gemm) {
 
 namespace {
 
+/// `value` as a 64-bit literal of the kernel's text.
+std::string longLiteral(int64_t value) { return std::to_string(value) + "LL"; }
+
+/// Opens a grid-stride loop over `count` chunks, `chunk` its index.
+void openChunkLoop(CodeBuffer &code, const std::string &count) {
+  code.line("for (long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x; " + count +
+            "; chunk += (long long)gridDim.x * blockDim.x) {");
+  code.indent();
+}
+
 /// The body of a copy of the corner toRows x toCols of each source matrix
 /// (rows x cols) into dense target matrices, walked as one flat array of
 /// target elements: each thread stores `width` consecutive target elements
@@ -131,18 +141,15 @@ void emitCornerCopy(CodeBuffer &code, const std::string &in, const std::string &
                     const std::string &type, const std::string &zero, int64_t width,
                     int64_t matrices, int64_t rows, int64_t cols, int64_t toRows,
                     int64_t toCols) {
-  auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
-  std::string w = std::to_string(width), total = number(matrices * toRows * toCols);
-  code.line("for (long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x; chunk * " + w +
-            " < " + total + "; chunk += (long long)gridDim.x * blockDim.x) {");
-  code.indent();
+  std::string w = std::to_string(width), total = longLiteral(matrices * toRows * toCols);
+  openChunkLoop(code, "chunk * " + w + " < " + total);
   code.line("const long long first = chunk * " + w + ";");
-  code.line("long long row = first / " + number(toCols) + ";");
-  code.line("int c = (int)(first - row * " + number(toCols) + ");");
-  code.line("long long matrix = row / " + number(toRows) + ";");
-  code.line("int r = (int)(row - matrix * " + number(toRows) + ");");
-  code.line("const " + type + " *src = " + in + " + (matrix * " + number(rows) + " + r) * " +
-            number(cols) + ";");
+  code.line("long long row = first / " + longLiteral(toCols) + ";");
+  code.line("int c = (int)(first - row * " + longLiteral(toCols) + ");");
+  code.line("long long matrix = row / " + longLiteral(toRows) + ";");
+  code.line("int r = (int)(row - matrix * " + longLiteral(toRows) + ");");
+  code.line("const " + type + " *src = " + in + " + (matrix * " + longLiteral(rows) + " + r) * " +
+            longLiteral(cols) + ";");
   code.line("fuse::Vec<" + type + ", " + w + "> v;");
   code.line("#pragma unroll");
   code.line("for (int e = 0; e < " + w + "; ++e) {");
@@ -151,7 +158,8 @@ void emitCornerCopy(CodeBuffer &code, const std::string &in, const std::string &
   code.line("if (++c == " + std::to_string(toCols) + ") {");
   code.line("  c = 0;");
   code.line("  if (++r == " + std::to_string(toRows) + ") { r = 0; ++matrix; }");
-  code.line("  src = " + in + " + (matrix * " + number(rows) + " + r) * " + number(cols) + ";");
+  code.line("  src = " + in + " + (matrix * " + longLiteral(rows) + " + r) * " +
+            longLiteral(cols) + ";");
   code.line("}");
   code.dedent();
   code.line("}");
@@ -171,23 +179,21 @@ void emitPaddedCopy(CodeBuffer &code, const std::string &in, const std::string &
                     const std::string &type, const std::string &zero, int64_t width,
                     int64_t matrices, int64_t rows, int64_t cols, int64_t toRows,
                     int64_t toCols) {
-  auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
   std::string w = std::to_string(width);
   int64_t perRow = toCols / width;
-  code.line("for (long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x; chunk < " +
-            number(matrices * toRows * perRow) + "; chunk += (long long)gridDim.x * blockDim.x) {");
-  code.indent();
-  code.line("const long long row = chunk / " + number(perRow) + ";");
-  code.line("const int c = (int)(chunk - row * " + number(perRow) + ") * " + w + ";");
-  code.line("const long long matrix = row / " + number(toRows) + ";");
-  code.line("const int r = (int)(row - matrix * " + number(toRows) + ");");
+  openChunkLoop(code, "chunk < " + longLiteral(matrices * toRows * perRow));
+  code.line("const long long row = chunk / " + longLiteral(perRow) + ";");
+  code.line("const int c = (int)(chunk - row * " + longLiteral(perRow) + ") * " + w + ";");
+  code.line("const long long matrix = row / " + longLiteral(toRows) + ";");
+  code.line("const int r = (int)(row - matrix * " + longLiteral(toRows) + ");");
   code.line("const bool inside = r < " + std::to_string(rows) + ";");
-  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + number(rows) +
-            " + r) * " + number(cols) + " : 0LL);");
+  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + longLiteral(rows) +
+            " + r) * " + longLiteral(cols) + " : 0LL);");
   code.line("fuse::Vec<" + type + ", " + w + "> v;");
   code.line("#pragma unroll");
   code.line("for (int e = 0; e < " + w + "; ++e)");
-  code.line("  v.v[e] = inside && c + e < " + std::to_string(cols) + " ? src[c + e] : " + zero + ";");
+  code.line("  v.v[e] = inside && c + e < " + std::to_string(cols) + " ? src[c + e] : " + zero +
+            ";");
   code.line("fuse::storeVec<" + type + ", " + w + ">(" + out + " + chunk * " + w + ", v);");
   code.dedent();
   code.line("}");
@@ -202,7 +208,6 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
   KernelParams params;
   std::string in = params.add("in", dtype, true, source);
   std::string out = params.add("out", dtype, false, target);
-  auto number = [](int64_t value) { return std::to_string(value) + "LL"; };
   int64_t targetRows = matrices * toRows;
   std::string type = storageType(dtype), zero = ScalarEmitter::toStorage(dtype, "0.0f");
   // Stores of 16 bytes, loads of one element (the other way round, 16-byte
@@ -234,15 +239,15 @@ void addRepitchKernel(CodegenContext &context, const BufferRef &source,
     context.addLaunch(spec, label, label, 0.0, elements * dtypeSize(dtype));
     return;
   }
-  code.line("for (long long row = blockIdx.x; row < " + number(targetRows) +
+  code.line("for (long long row = blockIdx.x; row < " + longLiteral(targetRows) +
             "; row += gridDim.x) {");
   code.indent();
-  code.line("const long long matrix = row / " + number(toRows) + ";");
-  code.line("const int r = (int)(row % " + number(toRows) + ");");
+  code.line("const long long matrix = row / " + longLiteral(toRows) + ";");
+  code.line("const int r = (int)(row % " + longLiteral(toRows) + ");");
   code.line("const bool inside = r < " + std::to_string(rows) + ";");
-  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + number(rows) +
-            " + r) * " + number(cols) + " : 0LL);");
-  code.line(type + " *dst = " + out + " + row * " + number(toCols) + ";");
+  code.line("const " + type + " *src = " + in + " + (inside ? (matrix * " + longLiteral(rows) +
+            " + r) * " + longLiteral(cols) + " : 0LL);");
+  code.line(type + " *dst = " + out + " + row * " + longLiteral(toCols) + ";");
   std::string cols32 = std::to_string(cols), toCols32 = std::to_string(toCols);
   code.line("for (int c = threadIdx.x; c < " + toCols32 + "; c += blockDim.x * 8) {");
   code.indent();
